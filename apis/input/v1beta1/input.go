@@ -1,0 +1,126 @@
+// Package v1beta1 holds the input of function-firebolt: what the original
+// operator took as command-line flags (default images, resource bounds,
+// scrape settings). Crossplane never installs its CRD and never defaults or
+// validates it, so Resolve does both.
+//
+// +kubebuilder:object:generate=true
+// +groupName=firebolt.fn.crossplane.io
+// +versionName=v1beta1
+package v1beta1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// SchemeGroupVersion is the group version of the input.
+var SchemeGroupVersion = schema.GroupVersion{Group: "firebolt.fn.crossplane.io", Version: "v1beta1"}
+
+// Input configures function-firebolt. Every field is optional; Resolve
+// fills in the documented defaults. The CRD is only a schema: Crossplane
+// passes the object to the function as it appears in the Composition.
+// +kubebuilder:object:root=true
+// +kubebuilder:storageversion
+// +kubebuilder:resource:categories=crossplane
+type Input struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec holds the settings.
+	// +optional
+	Spec InputSpec `json:"spec,omitempty"`
+}
+
+// InputSpec holds the function's settings.
+type InputSpec struct {
+	// Images are the default images of the rendered containers; a pod
+	// template's image wins over them.
+	// +optional
+	Images Images `json:"images,omitempty"`
+
+	// EngineResourceBounds caps the engine container's resource requests and
+	// limits. Unset or zero means unbounded.
+	// +optional
+	EngineResourceBounds ResourceBounds `json:"engineResourceBounds,omitempty"`
+
+	// MetricScrapeMode is how engine /metrics endpoints are reached when the
+	// FireboltInstance does not say: ApiserverProxy (through the API
+	// server's pods/proxy, default) or PodIP (directly).
+	// +kubebuilder:validation:Enum=ApiserverProxy;PodIP
+	// +optional
+	MetricScrapeMode string `json:"metricScrapeMode,omitempty"`
+
+	// Scrape bounds the engine /metrics scrapes made while draining.
+	// +optional
+	Scrape Scrape `json:"scrape,omitempty"`
+
+	// StableTTL is the response TTL while a composite is stable: Crossplane
+	// calls the function again after it, so it bounds how long drift goes
+	// unnoticed. Default 5m.
+	// +optional
+	StableTTL *metav1.Duration `json:"stableTTL,omitempty"`
+}
+
+// Images are default container images.
+type Images struct {
+	// Engine image. Default ghcr.io/firebolt-db/engine:latest.
+	// +optional
+	Engine string `json:"engine,omitempty"`
+
+	// EngineUI is the engine-web UI sidecar's image. Default
+	// ghcr.io/firebolt-db/firebolt-core-ui:latest.
+	// +optional
+	EngineUI string `json:"engineUI,omitempty"`
+
+	// Metadata service image. Default ghcr.io/firebolt-db/metadata:latest.
+	// +optional
+	Metadata string `json:"metadata,omitempty"`
+
+	// Gateway (Envoy) image. Default envoyproxy/envoy:v1.37.2.
+	// +optional
+	Gateway string `json:"gateway,omitempty"`
+
+	// Postgres is the internal PostgreSQL's image. Default postgres:17.
+	// +optional
+	Postgres string `json:"postgres,omitempty"`
+}
+
+// ResourceBounds are maxima for the engine container's resources; zero or
+// unset means unbounded.
+type ResourceBounds struct {
+	// MaxCPU bounds cpu requests and limits.
+	// +optional
+	MaxCPU *resource.Quantity `json:"maxCPU,omitempty"`
+
+	// MaxMemory bounds memory requests and limits.
+	// +optional
+	MaxMemory *resource.Quantity `json:"maxMemory,omitempty"`
+
+	// MaxEphemeralStorage bounds ephemeral-storage requests and limits.
+	// +optional
+	MaxEphemeralStorage *resource.Quantity `json:"maxEphemeralStorage,omitempty"`
+}
+
+// Scrape bounds engine /metrics scrapes.
+type Scrape struct {
+	// PodTimeout bounds one pod's scrape. Default 2s; at most
+	// overallTimeout.
+	// +optional
+	PodTimeout *metav1.Duration `json:"podTimeout,omitempty"`
+
+	// OverallTimeout bounds all scrapes of one function call. Default 10s.
+	// +optional
+	OverallTimeout *metav1.Duration `json:"overallTimeout,omitempty"`
+
+	// MaxBodyBytes caps the bytes read from one /metrics response. Default
+	// 1048576.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxBodyBytes *int64 `json:"maxBodyBytes,omitempty"`
+
+	// Concurrency is how many pods are scraped at once. Default 16.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Concurrency *int32 `json:"concurrency,omitempty"`
+}

@@ -1,0 +1,154 @@
+package v1beta1
+
+import (
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+)
+
+// Defaults Resolve applies to unset fields.
+const (
+	DefaultEngineImage      = "ghcr.io/firebolt-db/engine:latest"
+	DefaultEngineUIImage    = "ghcr.io/firebolt-db/firebolt-core-ui:latest"
+	DefaultMetadataImage    = "ghcr.io/firebolt-db/metadata:latest"
+	DefaultGatewayImage     = "envoyproxy/envoy:v1.37.2"
+	DefaultPostgresImage    = "postgres:17"
+	DefaultMetricScrapeMode = v1alpha1.MetricScrapeModeApiserverProxy
+	DefaultPodTimeout       = 2 * time.Second
+	DefaultOverallTimeout   = 10 * time.Second
+	DefaultMaxBodyBytes     = int64(1 << 20)
+	DefaultConcurrency      = 16
+	DefaultStableTTL        = 5 * time.Minute
+)
+
+// Resolved is an Input with every default applied and every value checked.
+// +kubebuilder:object:generate=false
+type Resolved struct {
+	// Images has every image set.
+	Images Images
+
+	// EngineResourceBounds holds the positive bounds only; a resource
+	// absent from it is unbounded.
+	EngineResourceBounds corev1.ResourceList
+
+	MetricScrapeMode v1alpha1.MetricScrapeMode
+	Scrape           ResolvedScrape
+	StableTTL        time.Duration
+}
+
+// ResolvedScrape holds the scrape bounds with defaults applied.
+// +kubebuilder:object:generate=false
+type ResolvedScrape struct {
+	PodTimeout     time.Duration
+	OverallTimeout time.Duration
+	MaxBodyBytes   int64
+	Concurrency    int
+}
+
+// Resolve applies the defaults to in and validates the result. A nil Input
+// (a Composition step without input) resolves to the defaults. The error
+// names the path of every invalid field, e.g.
+// "spec.scrape.podTimeout: Invalid value: \"0s\": must be positive".
+func (in *Input) Resolve() (Resolved, error) {
+	var s InputSpec
+	if in != nil {
+		s = in.Spec
+	}
+	spec := field.NewPath("spec")
+	var errs field.ErrorList
+
+	r := Resolved{
+		Images: Images{
+			Engine:   image(&errs, spec.Child("images", "engine"), s.Images.Engine, DefaultEngineImage),
+			EngineUI: image(&errs, spec.Child("images", "engineUI"), s.Images.EngineUI, DefaultEngineUIImage),
+			Metadata: image(&errs, spec.Child("images", "metadata"), s.Images.Metadata, DefaultMetadataImage),
+			Gateway:  image(&errs, spec.Child("images", "gateway"), s.Images.Gateway, DefaultGatewayImage),
+			Postgres: image(&errs, spec.Child("images", "postgres"), s.Images.Postgres, DefaultPostgresImage),
+		},
+		EngineResourceBounds: corev1.ResourceList{},
+		MetricScrapeMode:     DefaultMetricScrapeMode,
+		Scrape: ResolvedScrape{
+			PodTimeout:     duration(&errs, spec.Child("scrape", "podTimeout"), s.Scrape.PodTimeout, DefaultPodTimeout),
+			OverallTimeout: duration(&errs, spec.Child("scrape", "overallTimeout"), s.Scrape.OverallTimeout, DefaultOverallTimeout),
+			MaxBodyBytes:   DefaultMaxBodyBytes,
+			Concurrency:    DefaultConcurrency,
+		},
+		StableTTL: duration(&errs, spec.Child("stableTTL"), s.StableTTL, DefaultStableTTL),
+	}
+
+	b := spec.Child("engineResourceBounds")
+	bound(&errs, b.Child("maxCPU"), r.EngineResourceBounds, corev1.ResourceCPU, s.EngineResourceBounds.MaxCPU)
+	bound(&errs, b.Child("maxMemory"), r.EngineResourceBounds, corev1.ResourceMemory, s.EngineResourceBounds.MaxMemory)
+	bound(&errs, b.Child("maxEphemeralStorage"), r.EngineResourceBounds, corev1.ResourceEphemeralStorage, s.EngineResourceBounds.MaxEphemeralStorage)
+
+	switch m := v1alpha1.MetricScrapeMode(s.MetricScrapeMode); m {
+	case "":
+	case v1alpha1.MetricScrapeModeApiserverProxy, v1alpha1.MetricScrapeModePodIP:
+		r.MetricScrapeMode = m
+	default:
+		errs = append(errs, field.NotSupported(spec.Child("metricScrapeMode"), s.MetricScrapeMode,
+			[]string{string(v1alpha1.MetricScrapeModeApiserverProxy), string(v1alpha1.MetricScrapeModePodIP)}))
+	}
+
+	sc := spec.Child("scrape")
+	if p := s.Scrape.MaxBodyBytes; p != nil {
+		if *p < 1 {
+			errs = append(errs, field.Invalid(sc.Child("maxBodyBytes"), *p, "must be at least 1"))
+		}
+		r.Scrape.MaxBodyBytes = *p
+	}
+	if p := s.Scrape.Concurrency; p != nil {
+		if *p < 1 {
+			errs = append(errs, field.Invalid(sc.Child("concurrency"), *p, "must be at least 1"))
+		}
+		r.Scrape.Concurrency = int(*p)
+	}
+	if pt, ot := r.Scrape.PodTimeout, r.Scrape.OverallTimeout; pt > 0 && ot > 0 && pt > ot {
+		errs = append(errs, field.Invalid(sc.Child("podTimeout"), r.Scrape.PodTimeout.String(),
+			"must not exceed spec.scrape.overallTimeout ("+r.Scrape.OverallTimeout.String()+")"))
+	}
+
+	if len(errs) > 0 {
+		return Resolved{}, errs.ToAggregate()
+	}
+	return r, nil
+}
+
+func image(errs *field.ErrorList, p *field.Path, v, def string) string {
+	if v == "" {
+		return def
+	}
+	if _, err := name.ParseReference(v); err != nil {
+		*errs = append(*errs, field.Invalid(p, v, "must be an image reference: "+err.Error()))
+	}
+	return v
+}
+
+func duration(errs *field.ErrorList, p *field.Path, v *metav1.Duration, def time.Duration) time.Duration {
+	if v == nil {
+		return def
+	}
+	if v.Duration <= 0 {
+		*errs = append(*errs, field.Invalid(p, v.Duration.String(), "must be positive"))
+	}
+	return v.Duration
+}
+
+// bound adds a positive bound to l; zero means unbounded.
+func bound(errs *field.ErrorList, p *field.Path, l corev1.ResourceList, n corev1.ResourceName, q *resource.Quantity) {
+	if q == nil {
+		return
+	}
+	switch q.Sign() {
+	case -1:
+		*errs = append(*errs, field.Invalid(p, q.String(), "must not be negative"))
+	case 1:
+		l[n] = q.DeepCopy()
+	}
+}

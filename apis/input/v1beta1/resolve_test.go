@@ -1,0 +1,150 @@
+package v1beta1
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+)
+
+func defaults() Resolved {
+	return Resolved{
+		Images: Images{
+			Engine:   "ghcr.io/firebolt-db/engine:latest",
+			EngineUI: "ghcr.io/firebolt-db/firebolt-core-ui:latest",
+			Metadata: "ghcr.io/firebolt-db/metadata:latest",
+			Gateway:  "envoyproxy/envoy:v1.37.2",
+			Postgres: "postgres:17",
+		},
+		EngineResourceBounds: corev1.ResourceList{},
+		MetricScrapeMode:     v1alpha1.MetricScrapeModeApiserverProxy,
+		Scrape:               ResolvedScrape{PodTimeout: 2 * time.Second, OverallTimeout: 10 * time.Second, MaxBodyBytes: 1048576, Concurrency: 16},
+		StableTTL:            5 * time.Minute,
+	}
+}
+
+func with(f func(r *Resolved)) Resolved {
+	r := defaults()
+	f(&r)
+	return r
+}
+
+func d(s string) *metav1.Duration {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		panic(err)
+	}
+	return &metav1.Duration{Duration: v}
+}
+
+func q(s string) *resource.Quantity { return ptr.To(resource.MustParse(s)) }
+
+func TestResolve(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		in     *Input
+		want   Resolved
+		err    string
+	}{
+		"Nil": {
+			reason: "A Composition step without input gets every default.",
+			in:     nil,
+			want:   defaults(),
+		},
+		"Empty": {
+			reason: "An input with no fields gets every default.",
+			in:     &Input{},
+			want:   defaults(),
+		},
+		"AllSet": {
+			reason: "Set fields win over the defaults; zero bounds stay unbounded.",
+			in: &Input{Spec: InputSpec{
+				Images: Images{
+					Engine:   "registry.example.com/firebolt/engine:4.1",
+					EngineUI: "registry.example.com/firebolt/ui:1",
+					Metadata: "registry.example.com/firebolt/metadata@sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+					Gateway:  "envoyproxy/envoy:v1.36.2",
+					Postgres: "postgres:16-alpine",
+				},
+				EngineResourceBounds: ResourceBounds{MaxCPU: q("8"), MaxMemory: q("32Gi"), MaxEphemeralStorage: q("0")},
+				MetricScrapeMode:     "PodIP",
+				Scrape:               Scrape{PodTimeout: d("500ms"), OverallTimeout: d("500ms"), MaxBodyBytes: ptr.To(int64(4096)), Concurrency: ptr.To(int32(1))},
+				StableTTL:            d("30s"),
+			}},
+			want: Resolved{
+				Images: Images{
+					Engine:   "registry.example.com/firebolt/engine:4.1",
+					EngineUI: "registry.example.com/firebolt/ui:1",
+					Metadata: "registry.example.com/firebolt/metadata@sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+					Gateway:  "envoyproxy/envoy:v1.36.2",
+					Postgres: "postgres:16-alpine",
+				},
+				EngineResourceBounds: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi")},
+				MetricScrapeMode:     v1alpha1.MetricScrapeModePodIP,
+				Scrape:               ResolvedScrape{PodTimeout: 500 * time.Millisecond, OverallTimeout: 500 * time.Millisecond, MaxBodyBytes: 4096, Concurrency: 1},
+				StableTTL:            30 * time.Second,
+			},
+		},
+		"PodTimeoutAlone": {
+			reason: "A podTimeout within the default overallTimeout is accepted.",
+			in:     &Input{Spec: InputSpec{Scrape: Scrape{PodTimeout: d("10s")}}},
+			want:   with(func(r *Resolved) { r.Scrape.PodTimeout = 10 * time.Second }),
+		},
+		"PodTimeoutAboveOverall": {
+			reason: "One pod's scrape may not outlast all scrapes.",
+			in:     &Input{Spec: InputSpec{Scrape: Scrape{PodTimeout: d("11s")}}},
+			err:    `spec.scrape.podTimeout: Invalid value: "11s": must not exceed spec.scrape.overallTimeout (10s)`,
+		},
+		"ZeroDuration": {
+			reason: "Durations must be positive.",
+			in:     &Input{Spec: InputSpec{StableTTL: d("0s")}},
+			err:    `spec.stableTTL: Invalid value: "0s": must be positive`,
+		},
+		"NegativeDurations": {
+			reason: "Every invalid field is reported, each with its path; invalid timeouts are not also compared.",
+			in:     &Input{Spec: InputSpec{Scrape: Scrape{PodTimeout: d("-1s"), OverallTimeout: d("-2s")}}},
+			err:    `[spec.scrape.podTimeout: Invalid value: "-1s": must be positive, spec.scrape.overallTimeout: Invalid value: "-2s": must be positive]`,
+		},
+		"NegativeBound": {
+			reason: "Resource bounds may not be negative.",
+			in:     &Input{Spec: InputSpec{EngineResourceBounds: ResourceBounds{MaxMemory: q("-1Gi")}}},
+			err:    `spec.engineResourceBounds.maxMemory: Invalid value: "-1Gi": must not be negative`,
+		},
+		"UnknownScrapeMode": {
+			reason: "The scrape mode is an enum.",
+			in:     &Input{Spec: InputSpec{MetricScrapeMode: "Direct"}},
+			err:    `spec.metricScrapeMode: Unsupported value: "Direct": supported values: "ApiserverProxy", "PodIP"`,
+		},
+		"ZeroBodyAndConcurrency": {
+			reason: "The body cap and the concurrency must be at least 1.",
+			in:     &Input{Spec: InputSpec{Scrape: Scrape{MaxBodyBytes: ptr.To(int64(0)), Concurrency: ptr.To(int32(-3))}}},
+			err:    `[spec.scrape.maxBodyBytes: Invalid value: 0: must be at least 1, spec.scrape.concurrency: Invalid value: -3: must be at least 1]`,
+		},
+		"BadImage": {
+			reason: "Images must parse as references.",
+			in:     &Input{Spec: InputSpec{Images: Images{Gateway: "Envoy:Latest!"}}},
+			err:    `spec.images.gateway: Invalid value: "Envoy:Latest!": must be an image reference: could not parse reference: Envoy:Latest!`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := tc.in.Resolve()
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if diff := cmp.Diff(tc.err, gotErr); diff != "" {
+				t.Errorf("%s\nResolve(): -want error, +got error:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nResolve(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,135 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// RolloutStrategy says how an engine replaces a generation.
+// +kubebuilder:validation:Enum=graceful;recreate
+type RolloutStrategy string
+
+// Rollout strategies.
+const (
+	// RolloutGraceful waits for the old generation to drain before deleting it.
+	RolloutGraceful RolloutStrategy = "graceful"
+	// RolloutRecreate treats the old generation as drained at once.
+	RolloutRecreate RolloutStrategy = "recreate"
+)
+
+// EngineStorageSpec is the per-pod data volume mounted at /var/lib/firebolt.
+// At most one backend may be set; with none set the engine inherits its
+// class's storage, and with neither an emptyDir is used.
+// +kubebuilder:validation:XValidation:rule="[has(self.persistentVolumeClaim), has(self.emptyDir), has(self.hostPath)].filter(x, x).size() <= 1",message="spec.storage: persistentVolumeClaim, emptyDir and hostPath are mutually exclusive"
+type EngineStorageSpec struct {
+	// PersistentVolumeClaim gives every pod its own PersistentVolumeClaim.
+	// +optional
+	PersistentVolumeClaim *PersistentVolumeClaimStorageSpec `json:"persistentVolumeClaim,omitempty"`
+
+	// EmptyDir gives every pod an emptyDir volume that dies with the pod.
+	// +optional
+	EmptyDir *EmptyDirStorageSpec `json:"emptyDir,omitempty"`
+
+	// HostPath mounts a directory of the node.
+	// +optional
+	HostPath *HostPathStorageSpec `json:"hostPath,omitempty"`
+}
+
+// PersistentVolumeClaimStorageSpec configures the per-pod volume claim.
+type PersistentVolumeClaimStorageSpec struct {
+	// Size requested for each pod's volume.
+	// +kubebuilder:default="1Gi"
+	// +optional
+	Size resource.Quantity `json:"size,omitempty"`
+
+	// AccessModes of the claim.
+	// +kubebuilder:default={"ReadWriteOnce"}
+	// +optional
+	AccessModes []corev1.PersistentVolumeAccessMode `json:"accessModes,omitempty"`
+
+	// StorageClassName of the claim: unset uses the cluster's default class,
+	// "" disables dynamic provisioning.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+}
+
+// EmptyDirStorageSpec configures the per-pod emptyDir volume.
+type EmptyDirStorageSpec struct {
+	// Medium backing the volume: "" for the node's default, Memory for tmpfs.
+	// +kubebuilder:validation:Enum="";Memory
+	// +optional
+	Medium corev1.StorageMedium `json:"medium,omitempty"`
+
+	// SizeLimit of the volume.
+	// +optional
+	SizeLimit *resource.Quantity `json:"sizeLimit,omitempty"`
+}
+
+// HostPathStorageSpec configures the node directory mounted as data volume.
+type HostPathStorageSpec struct {
+	// Path of the directory on the node.
+	// +kubebuilder:validation:Pattern=`^/.*`
+	Path string `json:"path"`
+
+	// Type of the host path, as for a hostPath volume.
+	// +optional
+	Type *corev1.HostPathType `json:"type,omitempty"`
+}
+
+// AutoStopSpec scales an idle engine down and back up. firebolt-crossplane
+// does not implement auto-stop yet, so only a disabled autoStop is accepted;
+// the fields stay so that the original operator's manifests with a disabled
+// autoStop still apply.
+// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !self.enabled",message="spec.autoStop: auto-stop is not implemented yet by firebolt-crossplane; remove spec.autoStop or set spec.autoStop.enabled to false"
+// +kubebuilder:validation:XValidation:rule="self.activeReplicas >= (has(self.idleReplicas) ? self.idleReplicas : 0)",message="spec.autoStop.activeReplicas must be greater than or equal to spec.autoStop.idleReplicas"
+type AutoStopSpec struct {
+	// Enabled turns auto-stop on. Must be false: auto-stop is not
+	// implemented yet.
+	// +kubebuilder:default=false
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+
+	// ActiveReplicas is the replica count while the engine is active.
+	// +kubebuilder:validation:Minimum=1
+	ActiveReplicas int32 `json:"activeReplicas"`
+
+	// IdleReplicas is the replica count while the engine is idle.
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	IdleReplicas *int32 `json:"idleReplicas,omitempty"`
+
+	// IdleTimeout is how long the engine must be quiet before it idles.
+	// +kubebuilder:default="30m"
+	// +optional
+	IdleTimeout *metav1.Duration `json:"idleTimeout,omitempty"`
+
+	// PollInterval is how often activity is observed.
+	// +kubebuilder:default="1m"
+	// +optional
+	PollInterval *metav1.Duration `json:"pollInterval,omitempty"`
+
+	// Schedule lists windows during which the engine stays active.
+	// +optional
+	Schedule []AutoStopWindow `json:"schedule,omitempty"`
+}
+
+// AutoStopWindow is a daily window during which an engine stays active.
+type AutoStopWindow struct {
+	// Start of the window, HH:MM.
+	// +kubebuilder:validation:Pattern=`^([01]\d|2[0-3]):[0-5]\d$`
+	Start string `json:"start"`
+
+	// End of the window, HH:MM.
+	// +kubebuilder:validation:Pattern=`^([01]\d|2[0-3]):[0-5]\d$`
+	End string `json:"end"`
+
+	// Days on which the window applies; every day when empty.
+	// +optional
+	Days []Weekday `json:"days,omitempty"`
+}
+
+// Weekday is a day of the week.
+// +kubebuilder:validation:Enum=Mon;Tue;Wed;Thu;Fri;Sat;Sun
+type Weekday string

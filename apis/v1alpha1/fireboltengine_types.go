@@ -1,0 +1,176 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// FireboltEngineSpec is the desired state of a Firebolt engine: a
+// StatefulSet of engine pods, replaced blue-green on every pod-affecting
+// change.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.metadataEndpointOverride) || (has(self.metadataEndpointOverride) && self.metadataEndpointOverride == oldSelf.metadataEndpointOverride)",message="spec.metadataEndpointOverride is immutable once set"
+type FireboltEngineSpec struct {
+	// InstanceRef names the FireboltInstance in the same namespace that this
+	// engine belongs to.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.instanceRef is immutable"
+	InstanceRef string `json:"instanceRef"`
+
+	// EngineClassRef names a FireboltEngineClass in the same namespace whose
+	// template and defaults this engine inherits.
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	EngineClassRef *string `json:"engineClassRef,omitempty"`
+
+	// Replicas is the number of engine pods; 0 stops the engine.
+	// +kubebuilder:validation:Minimum=0
+	Replicas int32 `json:"replicas"`
+
+	// Template is merged on top of the class template and the rendered pod;
+	// the engine wins. Operator-owned paths are rejected.
+	// +optional
+	Template *corev1.PodTemplateSpec `json:"template,omitempty"`
+
+	// UISidecar adds the engine-web UI sidecar on port 9100. Unset inherits
+	// the class's value, else false.
+	// +optional
+	UISidecar *bool `json:"uiSidecar,omitempty"`
+
+	// DrainCheckEnabled waits for the old generation to drain before
+	// deleting it. Unset inherits the class's value, else true.
+	// +optional
+	DrainCheckEnabled *bool `json:"drainCheckEnabled,omitempty"`
+
+	// DrainCheckInterval is the poll interval while draining. Unset inherits
+	// the class's value, else 5s.
+	// +optional
+	DrainCheckInterval *metav1.Duration `json:"drainCheckInterval,omitempty"`
+
+	// Rollout is how a generation is replaced. Unset inherits the class's
+	// value, else graceful.
+	// +optional
+	Rollout RolloutStrategy `json:"rollout,omitempty"`
+
+	// MetadataEndpointOverride replaces the instance's metadata endpoint in
+	// the engine configuration, for engines in another cluster. Immutable
+	// once set.
+	// +optional
+	MetadataEndpointOverride *string `json:"metadataEndpointOverride,omitempty"`
+
+	// Storage is the per-pod data volume. With no backend set the class's
+	// storage applies, else an emptyDir.
+	// +kubebuilder:default={}
+	// +optional
+	Storage EngineStorageSpec `json:"storage,omitempty"`
+
+	// CustomEngineConfig is deep-merged into the engine's config.yaml, over
+	// the class's. Operator-owned paths are dropped.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +optional
+	CustomEngineConfig *runtime.RawExtension `json:"customEngineConfig,omitempty"`
+
+	// AutoStop is not implemented yet; only a disabled autoStop is accepted.
+	// +optional
+	AutoStop *AutoStopSpec `json:"autoStop,omitempty"`
+}
+
+// EnginePhase is where an engine is in its blue-green rollout.
+// +kubebuilder:validation:Enum=stable;creating;switching;draining;cleaning;stopped
+type EnginePhase string
+
+// Engine phases.
+const (
+	EnginePhaseStable    EnginePhase = "stable"
+	EnginePhaseCreating  EnginePhase = "creating"
+	EnginePhaseSwitching EnginePhase = "switching"
+	EnginePhaseDraining  EnginePhase = "draining"
+	EnginePhaseCleaning  EnginePhase = "cleaning"
+	EnginePhaseStopped   EnginePhase = "stopped"
+)
+
+// FireboltEngineStatus is the observed state of an engine. Crossplane adds
+// the conditions.
+type FireboltEngineStatus struct {
+	// ObservedGeneration is the metadata.generation last accepted while
+	// stable or stopped.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// CurrentGeneration is the latest blue-green generation allocated; the
+	// first is 0. Not omitted when 0, because 0 is a real generation.
+	// +optional
+	CurrentGeneration int `json:"currentGeneration"`
+
+	// ActiveGeneration is the generation serving traffic; -1 before the
+	// first switch. Not omitted when 0, because 0 is a real generation.
+	// +optional
+	ActiveGeneration int `json:"activeGeneration"`
+
+	// DrainingGeneration is the generation being drained; set only while
+	// draining or cleaning.
+	// +optional
+	DrainingGeneration *int `json:"drainingGeneration,omitempty"`
+
+	// Phase of the rollout; empty until the first reconcile.
+	// +optional
+	Phase EnginePhase `json:"phase,omitempty"`
+
+	// LastReconciled is when the status was last written.
+	// +optional
+	LastReconciled *metav1.Time `json:"lastReconciled,omitempty"`
+
+	// Renderings records, for every generation that still exists, its
+	// objects exactly as they were rendered, so an older generation is
+	// reproduced unchanged (never re-rendered from a newer spec or a newer
+	// function) until it is deleted. Internal bookkeeping.
+	// +optional
+	// +listType=map
+	// +listMapKey=generation
+	// +kubebuilder:validation:MaxItems=3
+	Renderings []GenerationRendering `json:"renderings,omitempty"`
+}
+
+// GenerationRendering is one generation's rendered objects.
+type GenerationRendering struct {
+	// Generation is the blue-green generation number.
+	Generation int `json:"generation"`
+
+	// Hash identifies the rendering: the first 16 hex digits of the SHA-256
+	// of its canonical JSON. A generation whose rendering hash differs from
+	// what the current spec renders has drifted.
+	// +kubebuilder:validation:MaxLength=64
+	Hash string `json:"hash"`
+
+	// Objects is the canonical JSON of the generation's objects, gzipped and
+	// base64-encoded.
+	// +kubebuilder:validation:MaxLength=262144
+	Objects string `json:"objects"`
+}
+
+// XFireboltEngine is a Firebolt engine. Users apply its claim,
+// FireboltEngine.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,path=xfireboltengines,singular=xfireboltengine,shortName=xfireng,categories=firebolt
+// +kubebuilder:printcolumn:name="REPLICAS",type=integer,JSONPath=".spec.replicas"
+// +kubebuilder:printcolumn:name="PHASE",type=string,JSONPath=".status.phase"
+// +kubebuilder:printcolumn:name="GENERATION",type=integer,JSONPath=".status.activeGeneration"
+type XFireboltEngine struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   FireboltEngineSpec   `json:"spec"`
+	Status FireboltEngineStatus `json:"status,omitempty"`
+}
+
+// XFireboltEngineList is a list of XFireboltEngine.
+// +kubebuilder:object:root=true
+type XFireboltEngineList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []XFireboltEngine `json:"items"`
+}

@@ -1,0 +1,87 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// FireboltEngineClassSpec holds a pod template and defaults shared by the
+// engines that name the class. Every field but the template is a default:
+// an engine's own value wins, then the class's, then the built-in default.
+type FireboltEngineClassSpec struct {
+	// Template is merged beneath the engine's template. Operator-owned paths
+	// are rejected.
+	Template corev1.PodTemplateSpec `json:"template"`
+
+	// UISidecar is the default for the engines' uiSidecar.
+	// +optional
+	UISidecar *bool `json:"uiSidecar,omitempty"`
+
+	// Storage applies to engines that name no storage backend themselves.
+	// +kubebuilder:default={}
+	// +optional
+	Storage EngineStorageSpec `json:"storage,omitempty"`
+
+	// CustomEngineConfig is deep-merged beneath the engine's own
+	// customEngineConfig. Operator-owned paths are dropped.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +optional
+	CustomEngineConfig *runtime.RawExtension `json:"customEngineConfig,omitempty"`
+
+	// Rollout is the default for the engines' rollout; read live, so a
+	// change does not roll pods.
+	// +optional
+	Rollout RolloutStrategy `json:"rollout,omitempty"`
+
+	// DrainCheckEnabled is the default for the engines' drainCheckEnabled.
+	// +optional
+	DrainCheckEnabled *bool `json:"drainCheckEnabled,omitempty"`
+
+	// DrainCheckInterval is the default for the engines'
+	// drainCheckInterval.
+	// +optional
+	DrainCheckInterval *metav1.Duration `json:"drainCheckInterval,omitempty"`
+
+	// AutoStop is not implemented yet; only a disabled autoStop is accepted.
+	// +optional
+	AutoStop *AutoStopSpec `json:"autoStop,omitempty"`
+}
+
+// FireboltEngineClassStatus is the observed state of a class. Crossplane
+// adds the conditions.
+type FireboltEngineClassStatus struct {
+	// ObservedGeneration is the metadata.generation last observed.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// BoundEngines counts the engines in the namespace that name this class.
+	// Not omitted when 0, so that the BOUND column reads 0.
+	// +optional
+	BoundEngines int32 `json:"boundEngines"`
+}
+
+// XFireboltEngineClass is a class of Firebolt engines. Users apply its
+// claim, FireboltEngineClass.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,path=xfireboltengineclasses,singular=xfireboltengineclass,shortName=xfirengc,categories=firebolt
+// +kubebuilder:printcolumn:name="BOUND",type=integer,JSONPath=".status.boundEngines"
+type XFireboltEngineClass struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   FireboltEngineClassSpec   `json:"spec"`
+	Status FireboltEngineClassStatus `json:"status,omitempty"`
+}
+
+// XFireboltEngineClassList is a list of XFireboltEngineClass.
+// +kubebuilder:object:root=true
+type XFireboltEngineClassList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []XFireboltEngineClass `json:"items"`
+}

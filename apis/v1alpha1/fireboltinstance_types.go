@@ -1,0 +1,241 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// MetricScrapeMode is how engine /metrics endpoints are reached.
+// +kubebuilder:validation:Enum=PodIP;ApiserverProxy
+type MetricScrapeMode string
+
+// Metric scrape modes.
+const (
+	// MetricScrapeModePodIP scrapes the pod IP directly.
+	MetricScrapeModePodIP MetricScrapeMode = "PodIP"
+	// MetricScrapeModeApiserverProxy scrapes through the API server's
+	// pods/proxy subresource.
+	MetricScrapeModeApiserverProxy MetricScrapeMode = "ApiserverProxy"
+)
+
+// FireboltInstanceSpec is the desired state of a Firebolt instance: its
+// metadata service, the PostgreSQL behind it and the gateway in front of its
+// engines. (The rule says size(...) == 0 because controller-gen's marker
+// parser mangles an empty quoted string.)
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.id) || size(oldSelf.id) == 0 || (has(self.id) && self.id == oldSelf.id)",message="spec.id is immutable once set"
+type FireboltInstanceSpec struct {
+	// ID is the metadata account ID. When empty, the function derives one
+	// and reports it in status.id. Can be set once, then never changed.
+	// +optional
+	ID string `json:"id,omitempty"`
+
+	// MetadataNG renders the experimental metadata-ng configuration.
+	// +kubebuilder:default=false
+	// +optional
+	MetadataNG bool `json:"metadataNG,omitempty"`
+
+	// Metadata configures the metadata service; may be {}.
+	Metadata MetadataSpec `json:"metadata"`
+
+	// Gateway configures the Envoy gateway; may be {}.
+	Gateway GatewaySpec `json:"gateway"`
+
+	// Auth is not implemented yet; only a disabled auth is accepted.
+	// +optional
+	Auth *AuthSpec `json:"auth,omitempty"`
+
+	// TLS is not implemented yet; only disabled listeners are accepted.
+	// +optional
+	TLS *TLSSpec `json:"tls,omitempty"`
+
+	// MetricScrapeMode is how engine /metrics endpoints are scraped. Unset
+	// uses the function's configured default.
+	// +optional
+	MetricScrapeMode MetricScrapeMode `json:"metricScrapeMode,omitempty"`
+}
+
+// MetadataSpec configures the metadata service.
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas == 1",message="spec.metadata.replicas must be 1"
+// +kubebuilder:validation:XValidation:rule="!has(self.engineRegistration) || !self.engineRegistration",message="spec.metadata.engineRegistration is not implemented yet by firebolt-crossplane; remove it or set it to false"
+type MetadataSpec struct {
+	// Replicas of the metadata service; only 1 is allowed.
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Template for the metadata pod; primary container "metadata", on which
+	// only image, imagePullPolicy and resources may be set.
+	// +optional
+	Template *corev1.PodTemplateSpec `json:"template,omitempty"`
+
+	// Postgres points at an external PostgreSQL; unset deploys an internal
+	// one.
+	// +optional
+	Postgres *PostgresSpec `json:"postgres,omitempty"`
+
+	// EngineRegistration is not implemented yet; must be false.
+	// +kubebuilder:default=false
+	// +optional
+	EngineRegistration bool `json:"engineRegistration,omitempty"`
+}
+
+// PostgresSpec points at an external PostgreSQL.
+type PostgresSpec struct {
+	// Host name or address of the server.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9.\-:\[\]]+$`
+	Host string `json:"host"`
+
+	// Port of the server.
+	// +kubebuilder:default=5432
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	Port int32 `json:"port,omitempty"`
+
+	// Database name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_.\-]+$`
+	Database string `json:"database"`
+
+	// Schema within the database.
+	// +kubebuilder:default=public
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_.\-]+$`
+	// +optional
+	Schema string `json:"schema,omitempty"`
+
+	// CredentialsSecretRef names a Secret in the instance's namespace with
+	// keys username and password.
+	CredentialsSecretRef SecretReference `json:"credentialsSecretRef"`
+}
+
+// SecretReference names a Secret in the same namespace.
+type SecretReference struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+}
+
+// GatewaySpec configures the Envoy gateway.
+type GatewaySpec struct {
+	// Replicas of the gateway; unset means 2.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// MetricsPort is the Envoy stats listener port.
+	// +kubebuilder:default=9090
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	MetricsPort int32 `json:"metricsPort,omitempty"`
+
+	// Template for the gateway pods; primary container "envoy", on which
+	// only image, imagePullPolicy and resources may be set.
+	// +optional
+	Template *corev1.PodTemplateSpec `json:"template,omitempty"`
+}
+
+// AuthSpec is instance-wide engine authentication. firebolt-crossplane does
+// not implement it yet, so only a disabled auth is accepted.
+// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !self.enabled",message="spec.auth: authentication is not implemented yet by firebolt-crossplane; remove spec.auth or set spec.auth.enabled to false"
+type AuthSpec struct {
+	// Enabled turns authentication on. Must be false.
+	// +kubebuilder:default=false
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+}
+
+// TLSSpec configures TLS on the engine listeners and the gateway.
+type TLSSpec struct {
+	// Gateway is the gateway's client-facing listener.
+	// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !self.enabled",message="spec.tls.gateway: TLS is not implemented yet by firebolt-crossplane; remove it or set spec.tls.gateway.enabled to false"
+	// +optional
+	Gateway *TLSListenerSpec `json:"gateway,omitempty"`
+
+	// Engine is the engines' query listener.
+	// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !self.enabled",message="spec.tls.engine: TLS is not implemented yet by firebolt-crossplane; remove it or set spec.tls.engine.enabled to false"
+	// +optional
+	Engine *TLSListenerSpec `json:"engine,omitempty"`
+}
+
+// TLSListenerSpec configures one TLS listener. Must be disabled.
+type TLSListenerSpec struct {
+	// Enabled turns TLS on for the listener. Must be false.
+	// +kubebuilder:default=false
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+}
+
+// InstancePhase summarises an instance's state.
+// +kubebuilder:validation:Enum=Provisioning;Ready;Degraded;Failed
+type InstancePhase string
+
+// Instance phases.
+const (
+	InstancePhaseProvisioning InstancePhase = "Provisioning"
+	InstancePhaseReady        InstancePhase = "Ready"
+	InstancePhaseDegraded     InstancePhase = "Degraded"
+	InstancePhaseFailed       InstancePhase = "Failed"
+)
+
+// FireboltInstanceStatus is the observed state of an instance. Crossplane
+// adds the conditions.
+type FireboltInstanceStatus struct {
+	// Phase summarises the instance's state.
+	// +optional
+	Phase InstancePhase `json:"phase,omitempty"`
+
+	// ID is the metadata account ID in use: spec.id, or the one derived when
+	// spec.id is empty.
+	// +optional
+	ID string `json:"id,omitempty"`
+
+	// MetadataReady is true when the metadata service is available. Not
+	// omitted when false, so that the METADATA column reads false.
+	// +optional
+	MetadataReady bool `json:"metadataReady"`
+
+	// MetadataEndpoint is host:port of the metadata service; empty while it
+	// is not ready.
+	// +optional
+	MetadataEndpoint string `json:"metadataEndpoint,omitempty"`
+
+	// GatewayReady is true when the gateway is available. Not omitted when
+	// false, so that the GATEWAY column reads false.
+	// +optional
+	GatewayReady bool `json:"gatewayReady"`
+
+	// GatewayEndpoint is the gateway's service host; empty while it is not
+	// ready.
+	// +optional
+	GatewayEndpoint string `json:"gatewayEndpoint,omitempty"`
+}
+
+// XFireboltInstance is a Firebolt instance. Users apply its claim,
+// FireboltInstance.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,path=xfireboltinstances,singular=xfireboltinstance,shortName=xfire,categories=firebolt
+// +kubebuilder:printcolumn:name="PHASE",type=string,JSONPath=".status.phase"
+// +kubebuilder:printcolumn:name="GATEWAY",type=boolean,JSONPath=".status.gatewayReady"
+// +kubebuilder:printcolumn:name="METADATA",type=boolean,JSONPath=".status.metadataReady"
+type XFireboltInstance struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   FireboltInstanceSpec   `json:"spec"`
+	Status FireboltInstanceStatus `json:"status,omitempty"`
+}
+
+// XFireboltInstanceList is a list of XFireboltInstance.
+// +kubebuilder:object:root=true
+type XFireboltInstanceList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []XFireboltInstance `json:"items"`
+}

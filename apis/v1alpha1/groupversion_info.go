@@ -1,0 +1,58 @@
+// Package v1alpha1 holds the compute.firebolt.io/v1alpha1 API: the spec and
+// status of FireboltEngine, FireboltEngineClass and FireboltInstance, with
+// the original operator's field names, defaults and validation.
+//
+// The root types are the composite kinds (XFireboltEngine, …) because
+// Crossplane serves the claims from the same schema; hack/xrdgen wraps the
+// CRDs that controller-gen derives from these types into
+// CompositeResourceDefinitions that offer the claim kinds without the X.
+//
+// +kubebuilder:object:generate=true
+// +groupName=compute.firebolt.io
+// +versionName=v1alpha1
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Group and version of this API.
+const (
+	Group   = "compute.firebolt.io"
+	Version = "v1alpha1"
+)
+
+// SchemeGroupVersion is the group version of this API.
+var SchemeGroupVersion = schema.GroupVersion{Group: Group, Version: Version}
+
+// Composite kinds, as Crossplane serves them and hands them to the function.
+const (
+	XFireboltEngineKind      = "XFireboltEngine"
+	XFireboltEngineClassKind = "XFireboltEngineClass"
+	XFireboltInstanceKind    = "XFireboltInstance"
+)
+
+// Claim kinds: the kinds a user applies, named as the original operator's.
+const (
+	FireboltEngineKind      = "FireboltEngine"
+	FireboltEngineClassKind = "FireboltEngineClass"
+	FireboltInstanceKind    = "FireboltInstance"
+)
+
+var (
+	// SchemeBuilder registers this API's types with a scheme.
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
+
+	// AddToScheme adds this API's types to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)
+
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(SchemeGroupVersion,
+		&XFireboltEngine{}, &XFireboltEngineList{},
+		&XFireboltEngineClass{}, &XFireboltEngineClassList{},
+		&XFireboltInstance{}, &XFireboltInstanceList{},
+	)
+	return nil
+}

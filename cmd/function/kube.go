@@ -1,0 +1,37 @@
+package main
+
+import (
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/crossplane/function-sdk-go/errors"
+)
+
+// newKubeClient builds the function's own API client. An explicit kubeconfig
+// must work; without one, the in-cluster service account is used when there
+// is one. Outside a cluster with no kubeconfig (crossplane render on a
+// laptop) it returns nil: composing needs no API access, only drain checks
+// do, and they report the missing client as a condition.
+func newKubeClient(kubeconfig string) (kubernetes.Interface, error) {
+	var cfg *rest.Config
+	var err error
+	switch {
+	case kubeconfig != "":
+		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, errors.Wrapf(err, "cannot load kubeconfig %q", kubeconfig)
+		}
+	default:
+		cfg, err = rest.InClusterConfig()
+		if errors.Is(err, rest.ErrNotInCluster) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, errors.Wrap(err, "cannot load in-cluster config")
+		}
+	}
+	cfg.UserAgent = "function-firebolt"
+	c, err := kubernetes.NewForConfig(cfg)
+	return c, errors.Wrap(err, "cannot create Kubernetes client")
+}

@@ -1,0 +1,63 @@
+// Command function serves the firebolt-crossplane composition function over
+// gRPC, as Crossplane's function runtime expects: mTLS on :9443 by default,
+// certificates from TLS_SERVER_CERTS_DIR, and --insecure for local rendering.
+package main
+
+import (
+	"github.com/alecthomas/kong"
+
+	"github.com/crossplane/function-sdk-go"
+	"github.com/crossplane/function-sdk-go/errors"
+
+	"github.com/firebolt-db/firebolt-crossplane/fn"
+)
+
+// CLI is the function's command line. The flag names are those Crossplane's
+// function specification requires (--debug, --insecure, --tls-certs-dir)
+// plus the ones every SDK-based function offers.
+type CLI struct {
+	Debug bool `help:"Emit debug logs in addition to info logs." short:"d"`
+
+	Network            string `default:"tcp"   help:"Network on which to listen for gRPC connections."`
+	Address            string `default:":9443" help:"Address at which to listen for gRPC connections."`
+	TLSCertsDir        string `env:"TLS_SERVER_CERTS_DIR" help:"Directory holding the server's tls.crt, tls.key and the ca.crt of the clients it trusts."`
+	Insecure           bool   `help:"Serve without mTLS. Only for local development with crossplane render."`
+	MaxRecvMessageSize int    `default:"4"     help:"Maximum size of a received gRPC message, in MiB."`
+	MetricsAddress     string `default:":8080" help:"Address of the Prometheus metrics listener; empty disables it."`
+
+	Kubeconfig string `env:"KUBECONFIG" help:"Kubeconfig for the function's own API calls (pods/proxy drain scrapes). Defaults to the in-cluster service account."`
+}
+
+// Run serves the function until the process is stopped.
+func (c *CLI) Run() error {
+	log, err := function.NewLogger(c.Debug)
+	if err != nil {
+		return errors.Wrap(err, "cannot create logger")
+	}
+	if c.TLSCertsDir == "" && !c.Insecure {
+		return errors.New("--tls-certs-dir (or TLS_SERVER_CERTS_DIR) is required unless --insecure is set")
+	}
+	if c.MaxRecvMessageSize <= 0 {
+		return errors.Errorf("--max-recv-message-size must be positive, got %d", c.MaxRecvMessageSize)
+	}
+
+	kube, err := newKubeClient(c.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	if kube == nil {
+		log.Info("No Kubernetes client configured (not in a cluster and KUBECONFIG unset); drain checks will report DrainCheckFailing")
+	}
+
+	return function.Serve(fn.New(log, kube),
+		function.Listen(c.Network, c.Address),
+		function.MTLSCertificates(c.TLSCertsDir),
+		function.Insecure(c.Insecure),
+		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024),
+		function.WithMetricsServer(c.MetricsAddress))
+}
+
+func main() {
+	ctx := kong.Parse(&CLI{}, kong.Description("The firebolt-crossplane composition function."))
+	ctx.FatalIfErrorf(ctx.Run())
+}

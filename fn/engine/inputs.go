@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+)
+
+// Names of the requirements the composer asks Crossplane for.
+const (
+	RequirementInstance = "instance"
+	RequirementClass    = "class"
+)
+
+// Inputs is everything Compute decides from, read from the request. It
+// holds no live signals (see Signals).
+type Inputs struct {
+	// Composite is the observed XFireboltEngine's identity.
+	Composite CompositeMeta
+
+	// Engine and Namespace are the claim's name and namespace: the engine's
+	// name users route to, and where every object lives. Empty when the
+	// composite carries no claim labels.
+	Engine    string
+	Namespace string
+
+	Spec   v1alpha1.FireboltEngineSpec
+	Status v1alpha1.FireboltEngineStatus
+
+	// Renderings are the recorded renderings of status.renderings by
+	// generation, decoded.
+	Renderings map[int]Recording
+
+	// Observed are the observed composed resources by
+	// composition-resource-name.
+	Observed map[resource.Name]*unstructured.Unstructured
+
+	Instance InstanceRef
+	Class    ClassRef
+
+	Config v1beta1.Resolved
+}
+
+// CompositeMeta identifies the composite.
+type CompositeMeta struct {
+	Name       string
+	UID        string
+	Generation int64
+}
+
+// InstanceRef is the required FireboltInstance claim.
+type InstanceRef struct {
+	Name string
+	// Resolved is false until Crossplane has tried to fetch it.
+	Resolved bool
+	// Found is true when it exists; then Spec and Status hold it.
+	Found  bool
+	Spec   v1alpha1.FireboltInstanceSpec
+	Status v1alpha1.FireboltInstanceStatus
+	// Err is why a found instance could not be decoded.
+	Err string
+}
+
+// ClassRef is the required FireboltEngineClass claim; Name is empty when
+// the engine references none.
+type ClassRef struct {
+	Name     string
+	Resolved bool
+	Found    bool
+	Spec     v1alpha1.FireboltEngineClassSpec
+	Err      string
+}
+
+// Read decodes the request into Inputs. It fails only on a request that
+// cannot be decoded at all; anything a user can fix becomes a condition in
+// Compute.
+func Read(req *fnv1.RunFunctionRequest, cfg v1beta1.Resolved) (Inputs, error) {
+	oxr, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		return Inputs{}, errors.Wrap(err, "cannot get observed composite resource")
+	}
+	u := oxr.Resource
+	in := Inputs{
+		Composite: CompositeMeta{Name: u.GetName(), UID: string(u.GetUID()), Generation: u.GetGeneration()},
+		Engine:    u.GetLabels()[LabelClaimName],
+		Namespace: u.GetLabels()[LabelClaimNamespace],
+		Config:    cfg,
+	}
+	if err := decodeField(u.Object, "spec", &in.Spec); err != nil {
+		return Inputs{}, errors.Wrap(err, "cannot decode composite spec")
+	}
+	if err := decodeField(u.Object, "status", &in.Status); err != nil {
+		return Inputs{}, errors.Wrap(err, "cannot decode composite status")
+	}
+	in.Renderings = decodeRecordings(in.Status.Renderings)
+
+	ocds, err := request.GetObservedComposedResources(req)
+	if err != nil {
+		return Inputs{}, errors.Wrap(err, "cannot get observed composed resources")
+	}
+	in.Observed = make(map[resource.Name]*unstructured.Unstructured, len(ocds))
+	for n, o := range ocds {
+		in.Observed[n] = &unstructured.Unstructured{Object: o.Resource.UnstructuredContent()}
+	}
+
+	in.Instance.Name = in.Spec.InstanceRef
+	items, resolved, err := request.GetRequiredResource(req, RequirementInstance)
+	if err != nil {
+		return Inputs{}, errors.Wrap(err, "cannot get required FireboltInstance")
+	}
+	in.Instance.Resolved = resolved
+	if obj := match(items, in.Instance.Name); obj != nil {
+		in.Instance.Found = true
+		if err := decodeField(obj.Object, "spec", &in.Instance.Spec); err != nil {
+			in.Instance.Err = "cannot decode its spec: " + err.Error()
+		} else if err := decodeField(obj.Object, "status", &in.Instance.Status); err != nil {
+			in.Instance.Err = "cannot decode its status: " + err.Error()
+		}
+	}
+
+	if in.Spec.EngineClassRef != nil {
+		in.Class.Name = *in.Spec.EngineClassRef
+		items, resolved, err := request.GetRequiredResource(req, RequirementClass)
+		if err != nil {
+			return Inputs{}, errors.Wrap(err, "cannot get required FireboltEngineClass")
+		}
+		in.Class.Resolved = resolved
+		if obj := match(items, in.Class.Name); obj != nil {
+			in.Class.Found = true
+			if err := decodeField(obj.Object, "spec", &in.Class.Spec); err != nil {
+				in.Class.Err = "cannot decode its spec: " + err.Error()
+			}
+		}
+	}
+	return in, nil
+}
+
+// match picks the required object with the wanted name. Crossplane matches
+// by name, but a requirement from an earlier call (the reference changed in
+// between) may still be what the request carries.
+func match(items []resource.Required, name string) *unstructured.Unstructured {
+	for _, it := range items {
+		if it.Resource != nil && it.Resource.GetName() == name {
+			return it.Resource
+		}
+	}
+	return nil
+}
+
+// decodeField decodes obj[key] into out through JSON, ignoring fields out
+// does not know (Crossplane's own spec fields, conditions).
+func decodeField(obj map[string]any, key string, out any) error {
+	v, ok := obj[key]
+	if !ok || v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
+}

@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/crossplane/function-sdk-go/resource"
+)
+
+// Labels the engine's objects carry. The generation label is what the
+// routing Service selects on, so cutover is a change of one label value.
+const (
+	LabelEngine     = "firebolt.io/engine"
+	LabelGeneration = "firebolt.io/generation"
+)
+
+// Annotations on a generation's StatefulSet, as the original stamped them.
+const (
+	AnnotationMetadataOverride   = "firebolt.io/metadata-override"
+	AnnotationCustomConfigHash   = "firebolt.io/custom-engine-config-hash"
+	AnnotationEngineClassHash    = "firebolt.io/engine-class-hash"
+	annotationLastAppliedKubectl = "kubectl.kubernetes.io/last-applied-configuration"
+)
+
+// Labels Crossplane puts on the composite for its claim.
+const (
+	LabelClaimName      = "crossplane.io/claim-name"
+	LabelClaimNamespace = "crossplane.io/claim-namespace"
+)
+
+// Composition-resource-name suffixes of a generation's objects, and the key
+// of the routing Service, which is one resource whose selector moves.
+const (
+	suffixStatefulSet = "statefulset"
+	suffixHeadless    = "headless"
+	suffixConfig      = "config"
+
+	// RoutingServiceKey is the routing Service's composition-resource-name.
+	RoutingServiceKey resource.Name = "service"
+)
+
+// generationSuffixes lists a generation's resource-name suffixes in the
+// order the original applied them.
+var generationSuffixes = []string{suffixConfig, suffixHeadless, suffixStatefulSet}
+
+// resourceName is the composition-resource-name of one of generation gen's
+// objects, e.g. g3-statefulset.
+func resourceName(gen int, suffix string) resource.Name {
+	return resource.Name("g" + strconv.Itoa(gen) + "-" + suffix)
+}
+
+// parseResourceName splits a generation's composition-resource-name into its
+// generation and suffix.
+func parseResourceName(n resource.Name) (int, string, bool) {
+	s, ok := strings.CutPrefix(string(n), "g")
+	if !ok {
+		return 0, "", false
+	}
+	num, suffix, ok := strings.Cut(s, "-")
+	if !ok {
+		return 0, "", false
+	}
+	g, err := strconv.Atoi(num)
+	if err != nil || g < 0 || strconv.Itoa(g) != num {
+		return 0, "", false
+	}
+	for _, known := range generationSuffixes {
+		if suffix == known {
+			return g, suffix, true
+		}
+	}
+	return 0, "", false
+}
+
+// Object names, one helper as the original's genResourceName.
+func statefulSetName(engine string, gen int) string { return engine + "-g" + strconv.Itoa(gen) }
+func headlessName(engine string, gen int) string    { return statefulSetName(engine, gen) + "-hl" }
+func configMapName(engine string, gen int) string   { return statefulSetName(engine, gen) + "-config" }
+func routingServiceName(engine string) string       { return engine + "-service" }
+
+// generationLabels are the labels of every object of one generation, and
+// the selector of its pods.
+func generationLabels(engine string, gen int) map[string]string {
+	return map[string]string{LabelEngine: engine, LabelGeneration: strconv.Itoa(gen)}
+}

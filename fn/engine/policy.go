@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+)
+
+// DefaultDrainCheckInterval is the drain poll interval when neither the
+// engine nor its class sets one.
+const DefaultDrainCheckInterval = 5 * time.Second
+
+// Policy is the rollout policy, resolved engine → class → default. It is
+// read live on every call and is not part of a generation's rendering, so a
+// change never rolls pods.
+type Policy struct {
+	Rollout            v1alpha1.RolloutStrategy
+	DrainCheckEnabled  bool
+	DrainCheckInterval time.Duration
+}
+
+// drainChecked reports whether old generations wait for the drain check.
+func (p Policy) drainChecked() bool {
+	return p.Rollout != v1alpha1.RolloutRecreate && p.DrainCheckEnabled
+}
+
+// effectivePolicy resolves the policy. A class that is missing contributes
+// nothing: an in-flight rollout must not stall on it.
+func effectivePolicy(spec v1alpha1.FireboltEngineSpec, class *v1alpha1.FireboltEngineClassSpec) Policy {
+	p := Policy{Rollout: v1alpha1.RolloutGraceful, DrainCheckEnabled: true, DrainCheckInterval: DefaultDrainCheckInterval}
+	if class != nil {
+		if class.Rollout != "" {
+			p.Rollout = class.Rollout
+		}
+		if class.DrainCheckEnabled != nil {
+			p.DrainCheckEnabled = *class.DrainCheckEnabled
+		}
+		if class.DrainCheckInterval != nil && class.DrainCheckInterval.Duration > 0 {
+			p.DrainCheckInterval = class.DrainCheckInterval.Duration
+		}
+	}
+	if spec.Rollout != "" {
+		p.Rollout = spec.Rollout
+	}
+	if spec.DrainCheckEnabled != nil {
+		p.DrainCheckEnabled = *spec.DrainCheckEnabled
+	}
+	if spec.DrainCheckInterval != nil && spec.DrainCheckInterval.Duration > 0 {
+		p.DrainCheckInterval = spec.DrainCheckInterval.Duration
+	}
+	return p
+}
+
+// classSpec is the class's spec when it was found, else nil.
+func (in Inputs) classSpec() *v1alpha1.FireboltEngineClassSpec {
+	if in.Class.Name == "" || !in.Class.Found || in.Class.Err != "" {
+		return nil
+	}
+	return &in.Class.Spec
+}
+
+// effectiveStorage is the engine's storage if it names a backend, else the
+// class's, else an emptyDir.
+func effectiveStorage(spec v1alpha1.FireboltEngineSpec, class *v1alpha1.FireboltEngineClassSpec) v1alpha1.EngineStorageSpec {
+	if hasBackend(spec.Storage) {
+		return spec.Storage
+	}
+	if class != nil && hasBackend(class.Storage) {
+		return class.Storage
+	}
+	return v1alpha1.EngineStorageSpec{EmptyDir: &v1alpha1.EmptyDirStorageSpec{}}
+}
+
+func hasBackend(s v1alpha1.EngineStorageSpec) bool {
+	return s.PersistentVolumeClaim != nil || s.EmptyDir != nil || s.HostPath != nil
+}
+
+// effectiveUISidecar is engine → class → false.
+func effectiveUISidecar(spec v1alpha1.FireboltEngineSpec, class *v1alpha1.FireboltEngineClassSpec) bool {
+	if spec.UISidecar != nil {
+		return *spec.UISidecar
+	}
+	if class != nil && class.UISidecar != nil {
+		return *class.UISidecar
+	}
+	return false
+}

@@ -1,0 +1,171 @@
+package engine
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/crossplane/function-sdk-go/errors"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+)
+
+// recordingVersion versions the recorded encoding. A future function that
+// changes the document's shape bumps it and keeps a decoder for every
+// version it may find in a live composite's status.
+const recordingVersion = 1
+
+// maxRecordingBytes bounds a decompressed recording. A generation's three
+// objects are a few KiB; the bound only stops a corrupted status from
+// exhausting memory.
+const maxRecordingBytes = 8 << 20
+
+// GenerationObjects are one generation's objects as rendered, each as the
+// unstructured content that is returned to Crossplane.
+type GenerationObjects struct {
+	ConfigMap   map[string]any `json:"configMap"`
+	Headless    map[string]any `json:"headless"`
+	StatefulSet map[string]any `json:"statefulSet"`
+}
+
+// bySuffix returns the object with a resource-name suffix.
+func (g GenerationObjects) bySuffix(suffix string) map[string]any {
+	switch suffix {
+	case suffixConfig:
+		return g.ConfigMap
+	case suffixHeadless:
+		return g.Headless
+	case suffixStatefulSet:
+		return g.StatefulSet
+	}
+	return nil
+}
+
+// recordingDoc is the canonical document a rendering is hashed and stored
+// as.
+type recordingDoc struct {
+	Version int               `json:"version"`
+	Objects GenerationObjects `json:"objects"`
+}
+
+// A Recording is one generation's rendering: the objects, their hash and
+// their encoding as stored in status.
+type Recording struct {
+	Generation int
+	Hash       string
+	Encoded    string
+	Objects    GenerationObjects
+	// Err says why a stored rendering could not be decoded; Objects is then
+	// empty and the generation is treated as having no recording.
+	Err error
+}
+
+// usable reports whether the recording can reproduce its generation.
+func (r Recording) usable() bool { return r.Err == nil && r.Objects.StatefulSet != nil }
+
+// record hashes and encodes a generation's objects. encoding/json writes map
+// keys sorted and the objects hold only JSON values, so equal objects give
+// equal bytes and equal hashes.
+func record(gen int, objs GenerationObjects) Recording {
+	b, err := json.Marshal(recordingDoc{Version: recordingVersion, Objects: objs})
+	if err != nil {
+		// The objects were decoded from JSON; failing to encode them again
+		// is a programming error, not bad input.
+		panic("engine: cannot encode rendering: " + err.Error())
+	}
+	sum := sha256.Sum256(b)
+
+	var buf bytes.Buffer
+	// A zero gzip header (no name, no time) keeps the encoding a function of
+	// the bytes alone.
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+
+	return Recording{
+		Generation: gen,
+		Hash:       hex.EncodeToString(sum[:])[:16],
+		Encoded:    base64.StdEncoding.EncodeToString(buf.Bytes()),
+		Objects:    objs,
+	}
+}
+
+// decodeRecording reverses record.
+func decodeRecording(r v1alpha1.GenerationRendering) Recording {
+	out := Recording{Generation: r.Generation, Hash: r.Hash, Encoded: r.Objects}
+	objs, err := decodeObjects(r.Objects)
+	if err != nil {
+		out.Err = errors.Wrapf(err, "cannot decode the recorded rendering of generation %d", r.Generation)
+		return out
+	}
+	out.Objects = objs
+	return out
+}
+
+func decodeObjects(s string) (GenerationObjects, error) {
+	z, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return GenerationObjects{}, errors.Wrap(err, "cannot decode base64")
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return GenerationObjects{}, errors.Wrap(err, "cannot decompress")
+	}
+	b, err := io.ReadAll(io.LimitReader(zr, maxRecordingBytes+1))
+	if err != nil {
+		return GenerationObjects{}, errors.Wrap(err, "cannot decompress")
+	}
+	if len(b) > maxRecordingBytes {
+		return GenerationObjects{}, errors.Errorf("decompressed rendering exceeds %d bytes", maxRecordingBytes)
+	}
+	var doc recordingDoc
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return GenerationObjects{}, errors.Wrap(err, "cannot parse JSON")
+	}
+	if doc.Version != recordingVersion {
+		return GenerationObjects{}, errors.Errorf("unknown rendering version %d, want %d", doc.Version, recordingVersion)
+	}
+	o := doc.Objects
+	if o.ConfigMap == nil || o.Headless == nil || o.StatefulSet == nil {
+		return GenerationObjects{}, errors.New("rendering lacks an object")
+	}
+	return o, nil
+}
+
+// decodeRecordings decodes status.renderings by generation.
+func decodeRecordings(rs []v1alpha1.GenerationRendering) map[int]Recording {
+	out := make(map[int]Recording, len(rs))
+	for _, r := range rs {
+		out[r.Generation] = decodeRecording(r)
+	}
+	return out
+}
+
+// statusRenderings is the status form of recordings, sorted by generation.
+// A recording that could not be decoded is never written back.
+func statusRenderings(rs map[int]Recording) []v1alpha1.GenerationRendering {
+	out := make([]v1alpha1.GenerationRendering, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, v1alpha1.GenerationRendering{Generation: r.Generation, Hash: r.Hash, Objects: r.Encoded})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Generation < out[j].Generation })
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// deepCopy copies an object so a Plan never aliases a recording.
+func deepCopy(o map[string]any) map[string]any {
+	if o == nil {
+		return nil
+	}
+	return runtime.DeepCopyJSON(o)
+}

@@ -1,0 +1,93 @@
+// Package fn is the gRPC face of the function: it decodes the request, picks
+// the composer for the observed composite's kind and turns composer errors
+// into fatal results. The composers hold all product logic.
+package fn
+
+import (
+	"context"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+)
+
+// Composite kinds this function composes.
+const (
+	KindEngine      = "XFireboltEngine"
+	KindEngineClass = "XFireboltEngineClass"
+	KindInstance    = "XFireboltInstance"
+)
+
+// A Composer composes one composite kind. It fills rsp (desired resources,
+// desired composite status, conditions, results, requirements, TTL) and
+// returns an error only for a real pipeline failure; anything a user can fix
+// belongs in a condition.
+type Composer interface {
+	Compose(ctx context.Context, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, cfg v1beta1.Resolved) error
+}
+
+// Function is the composition function.
+type Function struct {
+	fnv1.UnimplementedFunctionRunnerServiceServer
+
+	log       logging.Logger
+	composers map[string]Composer
+}
+
+// New returns the function with a composer for every kind. kube may be nil
+// (no cluster access); composers that need live signals then report that.
+func New(log logging.Logger, kube kubernetes.Interface) *Function {
+	return NewWithComposers(log, defaultComposers(log, kube))
+}
+
+// NewWithComposers returns the function with the given composers by kind.
+func NewWithComposers(log logging.Logger, composers map[string]Composer) *Function {
+	return &Function{log: log, composers: composers}
+}
+
+// RunFunction runs the function.
+func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	log := f.log.WithValues("tag", req.GetMeta().GetTag())
+	rsp := response.To(req, response.DefaultTTL)
+
+	in := &v1beta1.Input{}
+	if req.GetInput() != nil {
+		if err := request.GetInput(req, in); err != nil {
+			response.Fatal(rsp, errors.Wrap(err, "cannot get function input"))
+			return rsp, nil
+		}
+	}
+	cfg, err := in.Resolve()
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "invalid function input"))
+		return rsp, nil
+	}
+
+	oxr, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot get observed composite resource"))
+		return rsp, nil
+	}
+	kind, name := oxr.Resource.GetKind(), oxr.Resource.GetName()
+	log = log.WithValues("kind", kind, "name", name)
+
+	c, ok := f.composers[kind]
+	if !ok {
+		response.Fatal(rsp, errors.Errorf("cannot compose %s %q: this function composes only %s, %s and %s",
+			kind, name, KindInstance, KindEngine, KindEngineClass))
+		return rsp, nil
+	}
+	if err := c.Compose(ctx, req, rsp, cfg); err != nil {
+		log.Info("Cannot compose", "error", err)
+		response.Fatal(rsp, errors.Wrapf(err, "cannot compose %s %q", kind, name))
+		return rsp, nil
+	}
+	log.Debug("Composed")
+	return rsp, nil
+}

@@ -1,0 +1,132 @@
+// Package gateway renders the instance gateway's Envoy configuration.
+//
+// The configuration is a pure function of the FireboltInstance: engines are
+// found at request time (the Lua filter names the engine Service, the dynamic
+// forward proxy resolves it), so nothing about engines is an input and engine
+// create, delete, scale or rollout can never change the gateway ConfigMap or
+// roll the gateway pods.
+package gateway
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane/function-sdk-go/errors"
+)
+
+// Fixed facts of the gateway that the Deployment, Service and probes must
+// agree with. They are constants of the product, not instance settings.
+const (
+	// ConfigKey is the ConfigMap key Envoy reads its bootstrap from.
+	ConfigKey = "envoy.yaml"
+
+	// ListenerPort is the client listener (Service port 80 targets it).
+	ListenerPort int32 = 8080
+
+	// AdminPort is Envoy's admin interface, bound to loopback only; the
+	// preStop hook POSTs /healthcheck/fail to it.
+	AdminPort int32 = 9901
+
+	// DefaultMetricsPort is spec.gateway.metricsPort when unset.
+	DefaultMetricsPort int32 = 9090
+
+	// HealthPath is answered by Envoy itself on both listeners: 200 while
+	// serving, 503 once /healthcheck/fail has been posted to the admin port.
+	HealthPath = "/healthz"
+
+	// StatsPath is the only path the metrics listener forwards to admin.
+	StatsPath = "/stats/prometheus"
+
+	// DefaultClusterDomain is the Kubernetes cluster DNS domain.
+	DefaultClusterDomain = "cluster.local"
+)
+
+// engineQueryPort is the engine Service's http-query port. It must match the
+// port the engine composer puts on <engine>-service; nothing else links them.
+const engineQueryPort = 3473
+
+// Params are the instance-side facts the gateway configuration depends on.
+// There are deliberately no engine-side fields.
+type Params struct {
+	// Namespace of the instance; engines of this instance live in it.
+	Namespace string
+
+	// ClusterDomain is the cluster DNS domain; empty means cluster.local.
+	ClusterDomain string
+
+	// MetricsPort is spec.gateway.metricsPort; zero means 9090.
+	MetricsPort int32
+}
+
+// Config returns envoy.yaml for an instance. The bytes are deterministic for
+// a given binary: keys are sorted and nothing depends on map order, the clock
+// or engine state.
+func Config(p Params) ([]byte, error) {
+	p = withDefaults(p)
+	if err := validate(p).ToAggregate(); err != nil {
+		return nil, errors.Wrap(err, "invalid gateway parameters")
+	}
+	b, err := bootstrap(p)
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot build gateway config")
+	}
+	if err := b.ValidateAll(); err != nil {
+		return nil, errors.Wrap(err, "gateway config fails Envoy validation")
+	}
+	// protojson deliberately varies its whitespace between runs; going
+	// through a generic map and sigs.k8s.io/yaml (which sorts keys) makes
+	// the output stable so the config-hash annotation only moves when the
+	// configuration does.
+	j, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(b)
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot marshal gateway config")
+	}
+	y, err := yaml.JSONToYAML(j)
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot convert gateway config to YAML")
+	}
+	return y, nil
+}
+
+func withDefaults(p Params) Params {
+	if p.ClusterDomain == "" {
+		p.ClusterDomain = DefaultClusterDomain
+	}
+	if p.MetricsPort == 0 {
+		p.MetricsPort = DefaultMetricsPort
+	}
+	return p
+}
+
+func validate(p Params) field.ErrorList {
+	var errs field.ErrorList
+	ns := field.NewPath("metadata", "namespace")
+	for _, msg := range validation.IsDNS1123Label(p.Namespace) {
+		errs = append(errs, field.Invalid(ns, p.Namespace, msg))
+	}
+	cd := field.NewPath("clusterDomain")
+	for _, msg := range validation.IsDNS1123Subdomain(p.ClusterDomain) {
+		errs = append(errs, field.Invalid(cd, p.ClusterDomain, msg))
+	}
+	mp := field.NewPath("spec", "gateway", "metricsPort")
+	for _, msg := range validation.IsValidPortNum(int(p.MetricsPort)) {
+		errs = append(errs, field.Invalid(mp, p.MetricsPort, msg))
+	}
+	// Envoy refuses to start when two listeners (or a listener and admin)
+	// bind the same port.
+	if p.MetricsPort == ListenerPort || p.MetricsPort == AdminPort {
+		errs = append(errs, field.Invalid(mp, p.MetricsPort,
+			fmt.Sprintf("must differ from the gateway's listener port %d and admin port %d", ListenerPort, AdminPort)))
+	}
+	return errs
+}
+
+// engineAuthoritySuffix is what the Lua filter appends to an engine name:
+// the engine's headless Service and its query port.
+func engineAuthoritySuffix(p Params) string {
+	return fmt.Sprintf("-service.%s.svc.%s:%d", p.Namespace, p.ClusterDomain, engineQueryPort)
+}

@@ -1,0 +1,121 @@
+-- Picks the engine a query is for and pins the request to that engine's
+-- Service. Runs in Envoy's Lua filter, after the health_check filter (so the
+-- gateway's own /healthz never gets here) and before the dynamic forward
+-- proxy, which resolves whatever :authority this script leaves behind.
+--
+-- The renderer prepends one line that defines engine_authority_suffix, the
+-- instance-specific "-service.<namespace>.svc.<domain>:<port>" tail. Every
+-- request that is not rejected leaves with its :authority rewritten to an
+-- engine Service, so the proxy can never be pointed at an arbitrary host.
+
+local max_label_length = 63
+
+-- An engine name must be a DNS-1123 label: it becomes the first label of a
+-- host name, so a dot would let a caller reach another namespace and any
+-- other character could smuggle a port or path into :authority.
+local function is_dns_label(name)
+  if name == nil or #name == 0 or #name > max_label_length then
+    return false
+  end
+  if not string.find(name, "^[a-z0-9][a-z0-9%-]*$") then
+    return false
+  end
+  return string.sub(name, -1) ~= "-"
+end
+
+-- Decodes percent escapes; nil when one is malformed, so a garbled selector is
+-- reported rather than guessed at. "+" is left alone: neither it nor the space
+-- it would stand for can occur in an engine name or in the key "engine", so
+-- decoding it could not change any outcome.
+local function unescape(text)
+  local out = {}
+  local i = 1
+  while i <= #text do
+    local c = string.sub(text, i, i)
+    if c == "%" then
+      local hex = string.sub(text, i + 1, i + 2)
+      if not string.find(hex, "^%x%x$") then
+        return nil
+      end
+      out[#out + 1] = string.char(tonumber(hex, 16))
+      i = i + 3
+    else
+      out[#out + 1] = c
+      i = i + 1
+    end
+  end
+  return table.concat(out)
+end
+
+-- Returns the decoded engine= value (nil when absent), the path with that
+-- parameter removed, and an error text. Every other parameter is kept byte
+-- for byte: the engine treats query parameters as settings, and it does not
+-- know the routing-only engine setting.
+local function take_engine_parameter(path)
+  local mark = string.find(path, "?", 1, true)
+  if mark == nil then
+    return nil, path, nil
+  end
+  local engine = nil
+  local kept = {}
+  for field in string.gmatch(string.sub(path, mark + 1) .. "&", "([^&]*)&") do
+    local key, value = string.match(field, "^([^=]*)=(.*)$")
+    if key == nil then
+      key, value = field, ""
+    end
+    if unescape(key) == "engine" then
+      if engine ~= nil then
+        return nil, path, "multiple engine query parameters"
+      end
+      engine = unescape(value)
+      if engine == nil then
+        return nil, path, "invalid engine query parameter encoding"
+      end
+    else
+      kept[#kept + 1] = field
+    end
+  end
+  if engine == nil then
+    return nil, path, nil
+  end
+  local base = string.sub(path, 1, mark - 1)
+  local rest = table.concat(kept, "&")
+  if rest == "" then
+    return engine, base, nil
+  end
+  return engine, base .. "?" .. rest, nil
+end
+
+local function reject(handle, reason)
+  handle:respond({[":status"] = "400"}, reason)
+end
+
+function envoy_on_request(handle)
+  local headers = handle:headers()
+  local path = headers:get(":path") or ""
+  local from_query, stripped, problem = take_engine_parameter(path)
+  if problem ~= nil then
+    return reject(handle, problem)
+  end
+
+  local engine = from_query
+  local from_header = headers:get("x-firebolt-engine")
+  if from_header ~= nil then
+    if not is_dns_label(from_header) then
+      return reject(handle, "invalid X-Firebolt-Engine header")
+    end
+    if from_query ~= nil and from_query ~= from_header then
+      return reject(handle, "conflicting engine selectors")
+    end
+    engine = from_header
+  end
+  if not is_dns_label(engine) then
+    return reject(handle, "invalid or missing engine selector")
+  end
+
+  if from_query ~= nil then
+    headers:replace(":path", stripped)
+  end
+  headers:replace("x-firebolt-engine", engine)
+  headers:replace(":authority", engine .. engine_authority_suffix)
+end

@@ -1,0 +1,90 @@
+package instance
+
+import (
+	"fmt"
+
+	"github.com/crossplane/function-sdk-go/resource"
+)
+
+// Composition resource names. Crossplane keeps the object name it first saw
+// under a resource name, so these never change; every object the composer
+// returns is keyed by one of them.
+const (
+	RNPostgresCredentials   resource.Name = "postgres-credentials"
+	RNPostgres              resource.Name = "postgres"
+	RNPostgresHeadless      resource.Name = "postgres-headless"
+	RNMetadataConfig        resource.Name = "metadata-config"
+	RNMetadata              resource.Name = "metadata"
+	RNMetadataService       resource.Name = "metadata-service"
+	RNGatewayConfig         resource.Name = "gateway-config"
+	RNGateway               resource.Name = "gateway"
+	RNGatewayService        resource.Name = "gateway-service"
+	RNGatewayPDB            resource.Name = "gateway-pdb"
+	RNGatewayServiceAccount resource.Name = "gateway-serviceaccount"
+	RNGatewayRole           resource.Name = "gateway-role"
+	RNGatewayRoleBinding    resource.Name = "gateway-rolebinding"
+)
+
+// Labels on every composed object.
+const (
+	LabelInstance  = "firebolt.io/instance"
+	LabelComponent = "firebolt.io/component"
+
+	// AnnotationConfigHash on a pod template carries the hash of the
+	// configuration the pods read, so a configuration change rolls them.
+	AnnotationConfigHash = "firebolt.io/config-hash"
+)
+
+// Components, as the firebolt.io/component label names them.
+type component string
+
+const (
+	componentPostgres component = "postgres"
+	componentMetadata component = "metadata"
+	componentGateway  component = "gateway"
+)
+
+// Fixed ports of the instance's services.
+const (
+	MetadataPort int32 = 7000
+	PostgresPort int32 = 5432
+	GatewayPort  int32 = 80
+)
+
+// clusterDomain is the DNS domain the published endpoints use, as the
+// original operator's.
+const clusterDomain = "cluster.local"
+
+// names derives every object name of one instance from its claim name, so
+// that a name is spelled in one place.
+type names struct {
+	instance  string
+	namespace string
+}
+
+func (n names) postgresCredentials() string { return n.instance + "-metadata-postgres-creds" }
+func (n names) postgres() string            { return n.instance + "-metadata-pg" }
+func (n names) metadataConfig() string      { return n.instance + "-metadata-config" }
+func (n names) metadata() string            { return n.instance + "-metadata" }
+func (n names) gatewayConfig() string       { return n.instance + "-gateway-config" }
+func (n names) gateway() string             { return n.instance + "-gateway" }
+
+func (n names) postgresHost() string {
+	return fmt.Sprintf("%s.%s.svc.%s", n.postgres(), n.namespace, clusterDomain)
+}
+
+// MetadataEndpoint is where engines reach the metadata service.
+func (n names) metadataEndpoint() string {
+	return fmt.Sprintf("%s.%s.svc.%s:%d", n.metadata(), n.namespace, clusterDomain, MetadataPort)
+}
+
+// gatewayEndpoint is the gateway Service's host; clients use port 80.
+func (n names) gatewayEndpoint() string {
+	return fmt.Sprintf("%s.%s.svc.%s", n.gateway(), n.namespace, clusterDomain)
+}
+
+// labels are the labels of every object of component c, and the selector of
+// its pods.
+func (n names) labels(c component) map[string]string {
+	return map[string]string{LabelInstance: n.instance, LabelComponent: string(c)}
+}

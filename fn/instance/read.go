@@ -1,0 +1,150 @@
+package instance
+
+import (
+	"encoding/json"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+)
+
+// Claim labels Crossplane puts on a composite that has a claim.
+const (
+	labelClaimName      = "crossplane.io/claim-name"
+	labelClaimNamespace = "crossplane.io/claim-namespace"
+)
+
+// reqPostgresCredentials is the requirement name under which Crossplane
+// sends the external PostgreSQL credentials Secret.
+const reqPostgresCredentials = "postgres-credentials"
+
+// Inputs is everything compute needs, decoded from the request.
+type Inputs struct {
+	// XR is the observed composite.
+	XR v1alpha1.XFireboltInstance
+
+	// Claim name and namespace: objects are named after the claim and live
+	// in its namespace.
+	Claim string
+	// Namespace of the claim.
+	Namespace string
+
+	// Observed composed resources by resource name.
+	Observed map[resource.Name]*composed.Unstructured
+
+	// Conditions the composite carries now, by type, to tell transitions.
+	Conditions map[string]Condition
+
+	// PostgresSecret is what Crossplane found for spec.metadata.postgres's
+	// credentials Secret; zero unless PostgreSQL is external.
+	PostgresSecret SecretFacts
+
+	// CandidatePassword is a fresh password, used only when the internal
+	// PostgreSQL credentials Secret does not exist yet.
+	CandidatePassword string
+}
+
+// SecretFacts are the facts about a required Secret that compute may see:
+// never its values.
+type SecretFacts struct {
+	// Resolved is false until Crossplane has fetched the Secret.
+	Resolved bool
+	// Found is false when the Secret does not exist.
+	Found bool
+	// Keys holds the keys whose value is non-empty.
+	Keys map[string]bool
+	// ResourceVersion changes whenever the Secret is written, so the
+	// metadata pods roll when the credentials are rotated in place.
+	ResourceVersion string
+}
+
+// Condition is a status condition as compute sees it.
+type Condition struct {
+	Type    string
+	Status  corev1.ConditionStatus
+	Reason  string
+	Message string
+}
+
+// read decodes the request. It does no I/O beyond asking pw for a candidate
+// password, and only when the instance runs its own PostgreSQL.
+func read(req *fnv1.RunFunctionRequest, pw PasswordGenerator) (Inputs, error) {
+	oxr, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		return Inputs{}, errors.Wrap(err, "cannot get observed composite resource")
+	}
+	in := Inputs{}
+	if err := fromMap(oxr.Resource.UnstructuredContent(), &in.XR); err != nil {
+		return Inputs{}, errors.Wrap(err, "cannot decode XFireboltInstance")
+	}
+	l := oxr.Resource.GetLabels()
+	in.Claim, in.Namespace = l[labelClaimName], l[labelClaimNamespace]
+	if in.Claim == "" || in.Namespace == "" {
+		return Inputs{}, errors.Errorf("composite has no %s and %s labels: FireboltInstance objects are composed into the claim's namespace, so apply a FireboltInstance claim instead of an XFireboltInstance", labelClaimName, labelClaimNamespace)
+	}
+
+	in.Conditions = map[string]Condition{}
+	for _, c := range oxr.Resource.GetConditions() {
+		in.Conditions[string(c.Type)] = Condition{Type: string(c.Type), Status: c.Status, Reason: string(c.Reason), Message: c.Message}
+	}
+
+	ocds, err := request.GetObservedComposedResources(req)
+	if err != nil {
+		return Inputs{}, errors.Wrap(err, "cannot get observed composed resources")
+	}
+	in.Observed = make(map[resource.Name]*composed.Unstructured, len(ocds))
+	for n, o := range ocds {
+		in.Observed[n] = o.Resource
+	}
+
+	if in.XR.Spec.Metadata.Postgres != nil {
+		items, resolved, err := request.GetRequiredResource(req, reqPostgresCredentials)
+		if err != nil {
+			return Inputs{}, errors.Wrap(err, "cannot get required PostgreSQL credentials Secret")
+		}
+		in.PostgresSecret = secretFacts(items, resolved)
+		return in, nil
+	}
+	if _, ok := in.Observed[RNPostgresCredentials]; !ok {
+		p, err := pw.Password()
+		if err != nil {
+			return Inputs{}, errors.Wrap(err, "cannot generate PostgreSQL password")
+		}
+		in.CandidatePassword = p
+	}
+	return in, nil
+}
+
+func secretFacts(items []resource.Required, resolved bool) SecretFacts {
+	f := SecretFacts{Resolved: resolved}
+	if len(items) == 0 {
+		return f
+	}
+	s := items[0].Resource
+	f.Found = true
+	f.ResourceVersion = s.GetResourceVersion()
+	f.Keys = map[string]bool{}
+	data, _ := s.Object["data"].(map[string]any)
+	for k, v := range data {
+		if str, ok := v.(string); ok && str != "" {
+			f.Keys[k] = true
+		}
+	}
+	return f
+}
+
+// fromMap decodes unstructured content into a typed object through JSON,
+// which also turns the float64 numbers of a protobuf Struct into integers.
+func fromMap(m map[string]any, into any) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, into)
+}

@@ -1,0 +1,189 @@
+package scrape
+
+import (
+	"context"
+	"net/http"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/crossplane/function-sdk-go/errors"
+)
+
+// A Prober decides whether the pods a selector names have drained. The engine
+// composer's read layer depends on this, so its tests can substitute a fake.
+type Prober interface {
+	Drain(ctx context.Context, namespace string, selector labels.Selector) Verdict
+}
+
+var _ Prober = (*Client)(nil)
+
+// Client lists pods with a clientset and scrapes their metrics. It is safe
+// for concurrent use.
+type Client struct {
+	kube  kubernetes.Interface
+	podIP *http.Client
+	opts  Options
+	// port replaces MetricsPort only so tests can reach an httptest server in
+	// PodIP mode; New always sets MetricsPort.
+	port int
+}
+
+// New returns a Client. podIP is the HTTP client for ModePodIP; nil means
+// NewPodIPHTTPClient(). Whatever the client, redirects are never followed.
+// Option fields left zero take their defaults. An unknown Mode is not an
+// error here: every check then fails closed with a cause that says so, as the
+// original's always-error scraper did.
+func New(kube kubernetes.Interface, podIP *http.Client, o Options) *Client {
+	if podIP == nil {
+		podIP = NewPodIPHTTPClient()
+	}
+	return &Client{kube: kube, podIP: podIP, opts: o.withDefaults(), port: MetricsPort}
+}
+
+// Drain lists the pods selector names in namespace, scrapes every Running
+// one, and decides. It never returns later than the overall timeout after it
+// is called, and never panics on anything a pod or the API server sends.
+func (c *Client) Drain(ctx context.Context, namespace string, selector labels.Selector) Verdict {
+	return Decide(c.Observe(ctx, namespace, selector))
+}
+
+// Observe lists and scrapes as Drain does and returns what it saw.
+func (c *Client) Observe(ctx context.Context, namespace string, selector labels.Selector) Observation {
+	ctx, cancel := context.WithTimeoutCause(ctx, c.opts.OverallTimeout,
+		errors.Errorf("drain check exceeded its overall timeout of %s", c.opts.OverallTimeout))
+	defer cancel()
+
+	// An empty selector would scrape every pod in the namespace and let an
+	// unrelated pod hold (or release) the drain.
+	if selector == nil || selector.Empty() {
+		return Observation{Err: errors.New("cannot check drain: empty pod label selector")}
+	}
+	t, err := c.transport()
+	if err != nil {
+		return Observation{Err: errors.Wrap(err, "cannot check drain")}
+	}
+	list, err := c.kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
+		return Observation{Err: errors.Wrapf(err, "cannot list pods with selector %s", selector)}
+	}
+
+	var running []*corev1.Pod
+	var skipped []string
+	for i := range list.Items {
+		p := &list.Items[i]
+		if p.Status.Phase != corev1.PodRunning {
+			skipped = append(skipped, p.Name)
+			continue
+		}
+		running = append(running, p)
+	}
+	sort.Slice(running, func(i, j int) bool { return running[i].Name < running[j].Name })
+	sort.Strings(skipped)
+	return Observation{Pods: c.scrapeAll(ctx, t, running), Skipped: skipped}
+}
+
+func (c *Client) transport() (transport, error) {
+	switch c.opts.Mode {
+	case ModeApiserverProxy:
+		return apiserverProxy(c.kube, c.port)
+	case ModePodIP:
+		if c.kube == nil {
+			return transport{}, errors.New("no Kubernetes client configured")
+		}
+		return podIP(c.podIP, c.port), nil
+	default:
+		return transport{}, errors.Errorf("unknown metric scrape mode %q, want %q or %q", c.opts.Mode, ModeApiserverProxy, ModePodIP)
+	}
+}
+
+type scraped struct {
+	i   int
+	q   Queries
+	err error
+}
+
+// scrapeAll scrapes pods with at most Concurrency requests in flight and
+// returns one result per pod, in the pods' order. It stops waiting when ctx
+// ends, even for a request some transport fails to abandon: such a straggler
+// writes into a buffered channel nobody reads and exits on its own.
+func (c *Client) scrapeAll(ctx context.Context, t transport, pods []*corev1.Pod) []PodResult {
+	if len(pods) == 0 {
+		return nil
+	}
+	jobs := make(chan int, len(pods))
+	for i := range pods {
+		jobs <- i
+	}
+	close(jobs)
+	out := make(chan scraped, len(pods))
+	for range min(c.opts.Concurrency, len(pods)) {
+		go func() {
+			for i := range jobs {
+				q, err := c.scrapeOne(ctx, t, pods[i])
+				out <- scraped{i: i, q: q, err: err}
+			}
+		}()
+	}
+
+	results := make([]PodResult, len(pods))
+	done := make([]bool, len(pods))
+	record := func(s scraped) {
+		results[s.i] = PodResult{Pod: pods[s.i].Name, Running: s.q.Running, Suspended: s.q.Suspended, Err: s.err}
+		done[s.i] = true
+	}
+	for n := 0; n < len(pods); n++ {
+		select {
+		case s := <-out:
+			record(s)
+			continue
+		case <-ctx.Done():
+		}
+		// Out of time: keep what already arrived, the rest timed out.
+		for drained := false; !drained; {
+			select {
+			case s := <-out:
+				record(s)
+			default:
+				drained = true
+			}
+		}
+		err := errors.Wrap(context.Cause(ctx), "cannot scrape metrics")
+		for i := range results {
+			if !done[i] {
+				results[i] = PodResult{Pod: pods[i].Name, Err: err}
+			}
+		}
+		break
+	}
+	return results
+}
+
+func (c *Client) scrapeOne(ctx context.Context, t transport, pod *corev1.Pod) (Queries, error) {
+	if ctx.Err() != nil {
+		return Queries{}, errors.Wrap(context.Cause(ctx), "cannot scrape metrics")
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, c.opts.PodTimeout,
+		errors.Errorf("per-pod timeout of %s exceeded", c.opts.PodTimeout))
+	defer cancel()
+	body, contentType, err := t.fetch(ctx, pod, c.opts.MaxBodyBytes)
+	if err != nil {
+		// The transport's own words for a cancelled request vary by where
+		// it was cut; the cause says which limit did it.
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
+		return Queries{}, errors.Wrap(err, "cannot scrape metrics")
+	}
+	q, err := Parse(body, contentType)
+	if err != nil {
+		return Queries{}, errors.Wrap(err, "cannot parse metrics")
+	}
+	return q, nil
+}

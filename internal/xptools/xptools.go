@@ -1,0 +1,71 @@
+// Package xptools finds the pinned Crossplane tools for tests. The tools are
+// built once into a cache outside the repository by hack/tools.sh (minutes
+// on a fresh machine, instant afterwards), so `go test ./...` works on its
+// own; `make test` passes the paths in through the environment instead.
+package xptools
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Root is the repository root.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+var (
+	mu    sync.Mutex
+	paths = map[string]string{}
+)
+
+func tool(t testing.TB, name, env string) string {
+	t.Helper()
+	if p := os.Getenv(env); p != "" {
+		return p
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if p, ok := paths[name]; ok {
+		return p
+	}
+	cmd := exec.Command(filepath.Join(Root(), "hack", "tools.sh"), name)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("cannot build %s with hack/tools.sh: %v", name, err)
+	}
+	p := strings.TrimSpace(string(out))
+	paths[name] = p
+	return p
+}
+
+// Crossplane is the Crossplane CLI (render, resource validate, xpkg).
+func Crossplane(t testing.TB) string { return tool(t, "crossplane", "CROSSPLANE") }
+
+// CrossplaneCore is the Crossplane core binary that `crossplane render`
+// runs as its engine (--crossplane-binary).
+func CrossplaneCore(t testing.TB) string { return tool(t, "crossplane-core", "CROSSPLANE_CORE") }
+
+// CrossplaneCRDs is the directory of Crossplane's own CRDs (Composition,
+// XRD, Function, Usage, ...) from the pinned core module, for offline
+// validation of Crossplane kinds.
+func CrossplaneCRDs(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("CROSSPLANE_CRDS"); p != "" {
+		return p
+	}
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/crossplane/crossplane/v2")
+	cmd.Dir = filepath.Join(Root(), "hack", "tools", "xp-core")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("cannot locate the Crossplane core module: %v", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "cluster", "crds")
+}

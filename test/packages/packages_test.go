@@ -1,0 +1,194 @@
+// Package packages builds the Function and Configuration packages the way
+// `make xpkg` does, proves the build is reproducible, pushes both to a
+// loopback OCI registry with `crossplane xpkg push`, and reads them back.
+package packages
+
+import (
+	"archive/tar"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"sigs.k8s.io/yaml"
+
+	"github.com/firebolt-db/firebolt-crossplane/internal/xptools"
+)
+
+const version = "v0.1.0"
+
+func TestPackagesAreReproducibleAndPush(t *testing.T) {
+	root := xptools.Root()
+	crossplane := xptools.Crossplane(t)
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	reg := strings.TrimPrefix(srv.URL, "http://") + "/firebolt-db"
+
+	build := func(out string) {
+		cmd := exec.Command(filepath.Join(root, "hack", "xpkg.sh"), out)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "REGISTRY="+reg, "VERSION="+version, "CROSSPLANE="+crossplane)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("hack/xpkg.sh: %v\n%s", err, b)
+		}
+	}
+	a, b := t.TempDir(), t.TempDir()
+	build(a)
+	build(b)
+
+	for _, pkg := range []string{"function-firebolt", "configuration-firebolt"} {
+		file := pkg + "-" + version + ".xpkg"
+		if da, db := digest(t, filepath.Join(a, file)), digest(t, filepath.Join(b, file)); da != db {
+			t.Errorf("%s is not reproducible: %s != %s", file, da, db)
+		}
+		ref := reg + "/" + pkg + ":" + version
+		if out, err := exec.Command(crossplane, "xpkg", "push", "-f", filepath.Join(a, file), ref).CombinedOutput(); err != nil {
+			t.Fatalf("crossplane xpkg push %s: %v\n%s", ref, err, out)
+		}
+	}
+
+	t.Run("Function", func(t *testing.T) {
+		img := pull(t, reg+"/function-firebolt:"+version)
+		cfg, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"/function"}, cfg.Config.Entrypoint); diff != "" {
+			t.Errorf("entrypoint (-want +got):\n%s", diff)
+		}
+		if cfg.Config.User != "65532:65532" {
+			t.Errorf("user = %q, want the non-root 65532:65532", cfg.Config.User)
+		}
+		files := flatten(t, img)
+		if h, ok := files["function"]; !ok || h.mode&0o111 == 0 || h.uid != 65532 {
+			t.Errorf("runtime layer lacks an executable /function owned by 65532: %+v", h)
+		}
+		kinds := docKinds(t, files["package.yaml"].body)
+		if diff := cmp.Diff([]string{"CustomResourceDefinition/inputs.firebolt.fn.crossplane.io", "Function/function-firebolt"}, kinds); diff != "" {
+			t.Errorf("package.yaml objects (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("Configuration", func(t *testing.T) {
+		files := flatten(t, pull(t, reg+"/configuration-firebolt:"+version))
+		pkgYAML := files["package.yaml"].body
+		kinds := docKinds(t, pkgYAML)
+		want := []string{
+			"CompositeResourceDefinition/xfireboltengineclasses.compute.firebolt.io",
+			"CompositeResourceDefinition/xfireboltengines.compute.firebolt.io",
+			"CompositeResourceDefinition/xfireboltinstances.compute.firebolt.io",
+			"Composition/xfireboltengineclasses.compute.firebolt.io",
+			"Composition/xfireboltengines.compute.firebolt.io",
+			"Composition/xfireboltinstances.compute.firebolt.io",
+			"Configuration/configuration-firebolt",
+		}
+		if diff := cmp.Diff(want, kinds); diff != "" {
+			t.Errorf("package.yaml objects (-want +got):\n%s", diff)
+		}
+		// The dependency is on the registry the package was built for, and
+		// every Composition calls the name Crossplane installs it under.
+		if !strings.Contains(pkgYAML, "package: "+reg+"/function-firebolt") {
+			t.Errorf("Configuration does not depend on %s/function-firebolt:\n%s", reg, pkgYAML)
+		}
+		if n := strings.Count(pkgYAML, "name: firebolt-db-function-firebolt"); n != 3 {
+			t.Errorf("%d Compositions reference firebolt-db-function-firebolt, want 3", n)
+		}
+	})
+}
+
+func digest(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func pull(t *testing.T, ref string) v1.Image {
+	t.Helper()
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := remote.Image(r)
+	if err != nil {
+		t.Fatalf("cannot pull %s: %v", ref, err)
+	}
+	return img
+}
+
+type file struct {
+	mode int64
+	uid  int
+	body string
+}
+
+// flatten reads every regular file of every layer.
+func flatten(t *testing.T, img v1.Image) map[string]file {
+	t.Helper()
+	layers, err := img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]file{}
+	for _, l := range layers {
+		rc, err := l.Uncompressed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := tar.NewReader(rc)
+		for {
+			h, err := tr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Typeflag != tar.TypeReg {
+				continue
+			}
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[strings.TrimPrefix(h.Name, "/")] = file{mode: h.Mode, uid: h.Uid, body: string(b)}
+		}
+		_ = rc.Close()
+	}
+	return files
+}
+
+// docKinds lists Kind/name of each YAML document, sorted.
+func docKinds(t *testing.T, stream string) []string {
+	t.Helper()
+	var out []string
+	for _, doc := range strings.Split(stream, "\n---") {
+		var o struct {
+			Kind     string
+			Metadata struct{ Name string }
+		}
+		if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
+			t.Fatalf("cannot parse package.yaml document: %v", err)
+		}
+		if o.Kind != "" {
+			out = append(out, o.Kind+"/"+o.Metadata.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,106 @@
+// Package render runs `crossplane render` (CLI v2.5.0 with the v2.4.0 core
+// as its engine) against the real function over gRPC for every example
+// under examples/render, compares the output with its golden file, and
+// validates it offline against the XRDs and Kubernetes' own types.
+package render
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/firebolt-db/firebolt-crossplane/internal/xptools"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under examples/render")
+
+func TestRender(t *testing.T) {
+	root := xptools.Root()
+	crossplane, core := xptools.Crossplane(t), xptools.CrossplaneCore(t)
+	addr := startFunction(t)
+
+	cases, err := filepath.Glob(filepath.Join(root, "examples", "render", "*", "xr.yaml"))
+	if err != nil || len(cases) == 0 {
+		t.Fatalf("no render examples found: %v", err)
+	}
+	for _, xr := range cases {
+		dir := filepath.Dir(xr)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			var head struct{ Kind string }
+			b, err := os.ReadFile(xr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := yaml.Unmarshal(b, &head); err != nil {
+				t.Fatal(err)
+			}
+			comp, xrd, err := filesFor(head.Kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"render", xr, comp, "examples/functions.yaml",
+				"--crossplane-binary=" + core, "--xrd=" + xrd, "--include-full-xr",
+				"--include-function-results", "--timeout=60s",
+				"-a", "render.crossplane.io/runtime-development-target=" + addr}
+			for flagName, file := range map[string]string{"--observed-resources": "observed.yaml", "--required-resources": "required.yaml"} {
+				if _, err := os.Stat(filepath.Join(dir, file)); err == nil {
+					args = append(args, flagName+"="+filepath.Join(dir, file))
+				}
+			}
+			got := run(t, root, crossplane, args...)
+
+			golden := filepath.Join(dir, "expected.yaml")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./test/render -update to create it)", err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("render output differs from %s (-want +got):\n%s", golden, diff)
+			}
+
+			validateRendered(t, root, crossplane, got)
+		})
+	}
+}
+
+// validateRendered checks every rendered object against its schema; the
+// render-only Result documents have none and are left out.
+func validateRendered(t *testing.T, root, crossplane string, rendered []byte) {
+	t.Helper()
+	var keep [][]byte
+	for _, doc := range bytes.Split(rendered, []byte("\n---\n")) {
+		if bytes.Contains(doc, []byte("apiVersion: render.crossplane.io/")) {
+			continue
+		}
+		keep = append(keep, doc)
+	}
+	file := filepath.Join(t.TempDir(), "rendered.yaml")
+	if err := os.WriteFile(file, bytes.Join(keep, []byte("\n---\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	validate(t, root, crossplane, schemas(t), file)
+}
+
+func run(t *testing.T, dir, bin string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", filepath.Base(bin), strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stdout.Bytes()
+}

@@ -1,0 +1,98 @@
+package render
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/firebolt-db/firebolt-crossplane/internal/xptools"
+)
+
+// schemas is the extensions argument of crossplane resource validate: our
+// XRDs, the function's input CRD (so each Composition step's input is
+// checked), and Crossplane's own CRDs (Compositions, Functions, Usages,
+// runtime configs). Native kinds need nothing.
+func schemas(t *testing.T) string {
+	root := xptools.Root()
+	return strings.Join([]string{
+		filepath.Join(root, "apis", "definitions"),
+		filepath.Join(root, "package", "input"),
+		xptools.CrossplaneCRDs(t),
+	}, ",")
+}
+
+// validateOutput runs crossplane resource validate offline and returns its
+// output and whether it passed. Missing schemas count as failures.
+func validateOutput(t *testing.T, root, crossplane, extensions, resources string) (string, bool) {
+	t.Helper()
+	cmd := exec.Command(crossplane, "resource", "validate", "--crossplane-image=",
+		"--cache-dir="+t.TempDir(), "--error-on-missing-schemas", extensions, resources)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatalf("cannot run crossplane resource validate: %v", err)
+		}
+	}
+	return string(out), err == nil
+}
+
+func validate(t *testing.T, root, crossplane, extensions, resources string) {
+	t.Helper()
+	if out, ok := validateOutput(t, root, crossplane, extensions, resources); !ok {
+		t.Errorf("crossplane resource validate %s failed:\n%s", resources, out)
+	}
+}
+
+// TestValidateManifests validates everything a user applies or installs:
+// the example claims, the XRDs and Compositions of the Configuration
+// package, the manifests shipped beside it, and the render Function.
+func TestValidateManifests(t *testing.T) {
+	root := xptools.Root()
+	resources := strings.Join([]string{"examples/claims", "apis/definitions", "composition", "deploy", "examples/functions.yaml"}, ",")
+	validate(t, root, xptools.Crossplane(t), schemas(t), resources)
+}
+
+// TestValidateRejectsBrokenExamples shows that validation is not a rubber
+// stamp: each deliberately broken claim fails with a message that names
+// the field and the rule.
+func TestValidateRejectsBrokenExamples(t *testing.T) {
+	root := xptools.Root()
+	crossplane := xptools.Crossplane(t)
+	cases := map[string]struct {
+		file string
+		want []string
+	}{
+		"WrongFieldType": {
+			file: "wrong-field-type.yaml",
+			want: []string{"spec.replicas", "Invalid value", "integer"},
+		},
+		"UnknownField": {
+			file: "unknown-field.yaml",
+			want: []string{"spec.replica", "unknown field"},
+		},
+		"ForbiddenTemplatePath": {
+			file: "forbidden-template-path.yaml",
+			want: []string{"terminationGracePeriodSeconds"},
+		},
+		"NotImplementedFeature": {
+			file: "autostop-enabled.yaml",
+			want: []string{"auto-stop is not implemented"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join("test", "render", "testdata", "broken", tc.file)
+			out, ok := validateOutput(t, root, crossplane, schemas(t), file)
+			if ok {
+				t.Fatalf("%s validated, want a failure:\n%s", tc.file, out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("validate output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
