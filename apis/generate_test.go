@@ -82,7 +82,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 		if bytes.Equal(want, got) {
 			continue
 		}
-		t.Errorf("%s is stale; run hack/generate.sh (make generate). -generated, +committed:\n%s", f, firstLines(cmp.Diff(string(want), string(got)), 80))
+		t.Errorf("%s is stale; run hack/generate.sh (make generate). -generated, +committed:\n%s", f, firstLines(cmp.Diff(strings.Split(string(want), "\n"), strings.Split(string(got), "\n")), 80))
 	}
 }
 

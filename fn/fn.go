@@ -58,8 +58,10 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 
 	in := &v1beta1.Input{}
 	if req.GetInput() != nil {
+		// The SDK decodes strictly and its error already says "cannot get
+		// function input", naming the unknown field.
 		if err := request.GetInput(req, in); err != nil {
-			response.Fatal(rsp, errors.Wrap(err, "cannot get function input"))
+			response.Fatal(rsp, err)
 			return rsp, nil
 		}
 	}

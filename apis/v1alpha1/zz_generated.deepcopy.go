@@ -679,4 +679,3 @@ func (in *XFireboltInstanceList) DeepCopyObject() runtime.Object {
 	}
 	return nil
 }
-// x

@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
+)
+
+// internalPostgresSecretSuffix names the instance's generated PostgreSQL
+// credentials Secret, <instance>-metadata-postgres-creds.
+const internalPostgresSecretSuffix = "-metadata-postgres-creds"
+
+// rejection is a validation failure the schema cannot express: the
+// condition reason and the field errors, one message.
+type rejection struct {
+	Reason  string
+	Message string
+}
+
+// validateTemplates checks what the original's webhook and controller
+// fallback checked (§7.2, §7.4): operator-owned template paths and reserved
+// names on the engine's and the class's templates, names the engine reuses
+// from the class, references to protected Secrets, and the function input's
+// resource bounds on the effective engine container. Nil when all pass.
+func validateTemplates(in Inputs) *rejection {
+	class := in.classSpec()
+	engine := in.Spec.Template
+	var classTpl *corev1.PodTemplateSpec
+	if class != nil {
+		classTpl = &class.Template
+	}
+
+	protected := podtemplate.Protected(protectedSecrets(in)...)
+	tplPath := field.NewPath("spec", "template")
+
+	errs := podtemplate.Validate(engine, podtemplate.EngineRules, tplPath)
+	errs = append(errs, podtemplate.ValidateLayers(classTpl, engine, podtemplate.EngineRules, tplPath)...)
+	errs = append(errs, podtemplate.ProtectedSecretRefs(engine, protected, tplPath)...)
+	classErrs := podtemplate.Validate(classTpl, podtemplate.EngineRules, tplPath)
+	classErrs = append(classErrs, podtemplate.ProtectedSecretRefs(classTpl, protected, tplPath)...)
+	if len(errs)+len(classErrs) > 0 {
+		msg := ""
+		if len(errs) > 0 {
+			msg = errs.ToAggregate().Error()
+		}
+		if len(classErrs) > 0 {
+			if msg != "" {
+				msg += "; "
+			}
+			msg += fmt.Sprintf("FireboltEngineClass %s: %s", in.Class.Name, classErrs.ToAggregate().Error())
+		}
+		return &rejection{Reason: ReasonTemplateRejected, Message: msg}
+	}
+
+	if len(in.Config.EngineResourceBounds) == 0 {
+		return nil
+	}
+	effective, from := corev1.ResourceRequirements{}, ""
+	if c := podtemplate.PrimaryContainer(engine, podtemplate.EngineContainer); c != nil && podtemplate.HasResources(c.Resources) {
+		effective = c.Resources
+	} else if c := podtemplate.PrimaryContainer(classTpl, podtemplate.EngineContainer); c != nil && podtemplate.HasResources(c.Resources) {
+		effective, from = c.Resources, in.Class.Name
+	}
+	path := tplPath.Child("spec", "containers").Key(podtemplate.EngineContainer).Child("resources")
+	if errs := podtemplate.ResourceBounds(effective, in.Config.EngineResourceBounds, path); len(errs) > 0 {
+		msg := errs.ToAggregate().Error()
+		if from != "" {
+			msg += fmt.Sprintf(" (inherited from FireboltEngineClass %s)", from)
+		}
+		return &rejection{Reason: ReasonResourceBoundsExceeded, Message: msg}
+	}
+	return nil
+}
+
+// protectedSecrets are the Secrets of the engine's instance that no
+// template may reach: the generated PostgreSQL credentials and, with an
+// external PostgreSQL, its credentials.
+func protectedSecrets(in Inputs) []string {
+	names := []string{in.Spec.InstanceRef + internalPostgresSecretSuffix}
+	if in.Instance.Found {
+		if pg := in.Instance.Spec.Metadata.Postgres; pg != nil {
+			names = append(names, pg.CredentialsSecretRef.Name)
+		}
+	}
+	return names
+}

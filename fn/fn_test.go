@@ -1,0 +1,151 @@
+package fn
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+)
+
+// recorder is a composer that records what it was given and answers with a
+// marker condition, so a test sees which composer ran with which input.
+type recorder struct {
+	name string
+	err  error
+	got  *v1beta1.Resolved
+}
+
+func (r *recorder) Compose(_ context.Context, _ *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, cfg v1beta1.Resolved) error {
+	r.got = &cfg
+	if r.err != nil {
+		return r.err
+	}
+	response.ConditionTrue(rsp, "ComposedBy", r.name)
+	return nil
+}
+
+func newRequest(kind, input string) *fnv1.RunFunctionRequest {
+	req := &fnv1.RunFunctionRequest{
+		Meta: &fnv1.RequestMeta{Tag: "t"},
+		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(
+			`{"apiVersion":"compute.firebolt.io/v1alpha1","kind":"` + kind + `","metadata":{"name":"demo-x1"}}`)}},
+	}
+	if input != "" {
+		req.Input = resource.MustStructJSON(input)
+	}
+	return req
+}
+
+func fatal(msg string) *fnv1.RunFunctionResponse {
+	return &fnv1.RunFunctionResponse{
+		Meta:    &fnv1.ResponseMeta{Tag: "t", Ttl: durationpb.New(response.DefaultTTL)},
+		Results: []*fnv1.Result{{Severity: fnv1.Severity_SEVERITY_FATAL, Message: msg, Target: fnv1.Target_TARGET_COMPOSITE.Enum()}},
+	}
+}
+
+func TestRunFunction(t *testing.T) {
+	cases := map[string]struct {
+		reason  string
+		req     *fnv1.RunFunctionRequest
+		compErr error
+		want    *fnv1.RunFunctionResponse
+		ran     string
+	}{
+		"DispatchesEngine": {
+			reason: "An XFireboltEngine goes to the engine composer, nothing else.",
+			req:    newRequest(KindEngine, ""),
+			ran:    KindEngine,
+			want: &fnv1.RunFunctionResponse{
+				Meta:       &fnv1.ResponseMeta{Tag: "t", Ttl: durationpb.New(response.DefaultTTL)},
+				Conditions: []*fnv1.Condition{{Type: "ComposedBy", Status: fnv1.Status_STATUS_CONDITION_TRUE, Reason: KindEngine, Target: fnv1.Target_TARGET_COMPOSITE.Enum()}},
+			},
+		},
+		"DispatchesInstance": {
+			reason: "An XFireboltInstance goes to the instance composer.",
+			req:    newRequest(KindInstance, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input"}`),
+			ran:    KindInstance,
+			want: &fnv1.RunFunctionResponse{
+				Meta:       &fnv1.ResponseMeta{Tag: "t", Ttl: durationpb.New(response.DefaultTTL)},
+				Conditions: []*fnv1.Condition{{Type: "ComposedBy", Status: fnv1.Status_STATUS_CONDITION_TRUE, Reason: KindInstance, Target: fnv1.Target_TARGET_COMPOSITE.Enum()}},
+			},
+		},
+		"UnknownKind": {
+			reason: "A composite of a kind this function does not compose is a fatal result naming the kind.",
+			req:    newRequest("XSomethingElse", ""),
+			want:   fatal(`cannot compose XSomethingElse "demo-x1": this function composes only XFireboltInstance, XFireboltEngine and XFireboltEngineClass`),
+		},
+		"UnknownInputField": {
+			reason: "Input is decoded strictly: a typo is a fatal result, not a silently ignored setting.",
+			req:    newRequest(KindEngine, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input","spec":{"stableTTl":"1m"}}`),
+			want: fatal(`cannot get function input *v1beta1.Input from *v1.RunFunctionRequest: cannot unmarshal JSON from *structpb.Struct into *v1beta1.Input: ` +
+				`json: cannot unmarshal Go value of type v1beta1.InputSpec: unknown name "stableTTl"`),
+		},
+		"InvalidInput": {
+			reason: "Input that decodes but breaks a rule is a fatal result naming the field.",
+			req:    newRequest(KindEngine, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input","spec":{"metricScrapeMode":"Carrier"}}`),
+			want:   fatal(`invalid function input: spec.metricScrapeMode: Unsupported value: "Carrier": supported values: "ApiserverProxy", "PodIP"`),
+		},
+		"ComposerFails": {
+			reason:  "A composer's error is wrapped with the kind and name and becomes a fatal result.",
+			req:     newRequest(KindEngineClass, ""),
+			compErr: errors.New("boom"),
+			ran:     KindEngineClass,
+			want:    fatal(`cannot compose XFireboltEngineClass "demo-x1": boom`),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			comps := map[string]*recorder{}
+			all := map[string]Composer{}
+			for _, k := range []string{KindEngine, KindEngineClass, KindInstance} {
+				comps[k] = &recorder{name: k, err: tc.compErr}
+				all[k] = comps[k]
+			}
+			rsp, err := NewWithComposers(logging.NewNopLogger(), all).RunFunction(context.Background(), tc.req)
+			if err != nil {
+				t.Fatalf("%s\nRunFunction returned a transport error: %v", tc.reason, err)
+			}
+			if diff := cmp.Diff(tc.want, rsp, protocmp.Transform()); diff != "" {
+				t.Errorf("%s\nRunFunction(...): -want rsp, +got rsp:\n%s", tc.reason, diff)
+			}
+			for k, r := range comps {
+				if ran := r.got != nil; ran != (k == tc.ran) {
+					t.Errorf("%s\ncomposer %s ran = %v", tc.reason, k, ran)
+				}
+			}
+		})
+	}
+}
+
+// TestDefaultInput shows that a Composition step without input composes
+// with the documented defaults rather than zero values.
+func TestDefaultInput(t *testing.T) {
+	r := &recorder{name: KindEngine}
+	f := NewWithComposers(logging.NewNopLogger(), map[string]Composer{KindEngine: r})
+	if _, err := f.RunFunction(context.Background(), newRequest(KindEngine, "")); err != nil {
+		t.Fatal(err)
+	}
+	want, err := (&v1beta1.Input{}).Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.got == nil {
+		t.Fatal("engine composer did not run")
+	}
+	if diff := cmp.Diff(want, *r.got); diff != "" {
+		t.Errorf("resolved input (-want +got):\n%s", diff)
+	}
+	if r.got.Scrape.PodTimeout <= 0 || r.got.StableTTL <= 0 || r.got.Images.Engine == "" {
+		t.Errorf("defaults not applied: %+v", *r.got)
+	}
+}

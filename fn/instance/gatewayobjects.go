@@ -1,0 +1,210 @@
+package instance
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/instance/gateway"
+	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
+)
+
+// The gateway pod, as the original operator's: Envoy as the image's envoy
+// user, its config mounted from the ConfigMap.
+const (
+	gatewayUID          = int64(101)
+	gatewayPortName     = "http"
+	gatewayMetricsName  = "metrics"
+	gatewayConfigMount  = "/etc/envoy"
+	gatewayGracePeriod  = int64(15)
+	defaultGatewayCount = int32(2)
+
+	// gatewayDrainSeconds is how long preStop keeps Envoy alive after
+	// failing its health check: long enough for the readiness probe
+	// (2 s period, 2 failures) to take the pod out of the Service and for
+	// requests in flight to finish, short of the grace period.
+	gatewayDrainSeconds = 8
+)
+
+// gatewayParams are the facts the gateway Deployment depends on.
+type gatewayParams struct {
+	Image       string
+	Replicas    int32
+	MetricsPort int32
+	ConfigHash  string
+	// Template is the user's spec.gateway.template, already validated.
+	Template *corev1.PodTemplateSpec
+}
+
+// userServiceAccount is the service account the user's gateway template
+// names, if any: then the user owns the gateway's identity and its RBAC.
+func userServiceAccount(t *corev1.PodTemplateSpec) string {
+	if t == nil {
+		return ""
+	}
+	return t.Spec.ServiceAccountName
+}
+
+func renderGatewayConfigMap(n names, envoy string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: objectMeta(n, n.gatewayConfig(), componentGateway),
+		Data:       map[string]string{gateway.ConfigKey: envoy},
+	}
+}
+
+// preStopDrain fails Envoy's health check through the loopback admin port
+// (so /healthz answers 503 and the pod leaves the Service) and then waits
+// while requests in flight finish. bash's /dev/tcp needs no curl in the
+// image.
+func preStopDrain() []string {
+	script := fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && printf 'POST /healthcheck/fail HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: 0\r\n\r\n' >&3; sleep %d`,
+		gateway.AdminPort, gatewayDrainSeconds)
+	return []string{"/bin/bash", "-c", script}
+}
+
+func renderGatewayDeployment(n names, p gatewayParams) *appsv1.Deployment {
+	labels := n.labels(componentGateway)
+	uid := gatewayUID
+	healthz := func(period, timeout, failures int32) *corev1.Probe {
+		return &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+				Path: gateway.HealthPath,
+				Port: intstr.FromString(gatewayMetricsName),
+			}},
+			PeriodSeconds:    period,
+			TimeoutSeconds:   timeout,
+			FailureThreshold: failures,
+		}
+	}
+	operator := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{
+			Labels:      labels,
+			Annotations: map[string]string{AnnotationConfigHash: p.ConfigHash},
+		},
+		Spec: corev1.PodSpec{
+			ServiceAccountName:            n.gateway(),
+			TerminationGracePeriodSeconds: ptr.To(gatewayGracePeriod),
+			SecurityContext: &corev1.PodSecurityContext{
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers: []corev1.Container{{
+				Name:  podtemplate.GatewayContainer,
+				Image: p.Image,
+				Args:  []string{"envoy", "-c", gatewayConfigMount + "/" + gateway.ConfigKey},
+				Ports: []corev1.ContainerPort{
+					{Name: gatewayPortName, ContainerPort: gateway.ListenerPort, Protocol: corev1.ProtocolTCP},
+					{Name: gatewayMetricsName, ContainerPort: p.MetricsPort, Protocol: corev1.ProtocolTCP},
+				},
+				Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{
+					Exec: &corev1.ExecAction{Command: preStopDrain()},
+				}},
+				LivenessProbe:   healthz(15, 3, 3),
+				ReadinessProbe:  healthz(2, 2, 2),
+				SecurityContext: hardenedContainer(uid),
+				VolumeMounts: []corev1.VolumeMount{
+					{Name: podtemplate.VolumeGatewayConfig, MountPath: gatewayConfigMount, ReadOnly: true},
+					{Name: podtemplate.VolumeGatewayTmp, MountPath: "/tmp"},
+				},
+			}},
+			Volumes: []corev1.Volume{
+				{Name: podtemplate.VolumeGatewayConfig, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+					LocalObjectReference: corev1.LocalObjectReference{Name: n.gatewayConfig()},
+					Items:                []corev1.KeyToPath{{Key: gateway.ConfigKey, Path: gateway.ConfigKey}},
+				}}},
+				emptyDirVolume(podtemplate.VolumeGatewayTmp),
+			},
+		},
+	}
+	tpl := podtemplate.Merge(operator, nil, p.Template, podtemplate.GatewayRules)
+
+	// The operator's service account has no consumer for its token yet
+	// (wake-on-zero is not implemented), so it is not mounted; a user's
+	// service account is the user's business.
+	if userServiceAccount(p.Template) == "" {
+		tpl.Spec.AutomountServiceAccountToken = ptr.To(false)
+	}
+	tpl.Spec.EnableServiceLinks = ptr.To(false)
+
+	maxSurge, maxUnavailable := intstr.FromString("25%"), intstr.FromInt32(0)
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: objectMeta(n, n.gateway(), componentGateway),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(p.Replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Strategy: appsv1.DeploymentStrategy{
+				Type:          appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &maxSurge, MaxUnavailable: &maxUnavailable},
+			},
+			Template: tpl,
+		},
+	}
+}
+
+func renderGatewayService(n names) *corev1.Service {
+	return &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: objectMeta(n, n.gateway(), componentGateway),
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: n.labels(componentGateway),
+			Ports: []corev1.ServicePort{{
+				Name:       gatewayPortName,
+				Port:       GatewayPort,
+				TargetPort: intstr.FromInt32(gateway.ListenerPort),
+				Protocol:   corev1.ProtocolTCP,
+			}},
+		},
+	}
+}
+
+func renderGatewayPDB(n names) *policyv1.PodDisruptionBudget {
+	one := intstr.FromInt32(1)
+	return &policyv1.PodDisruptionBudget{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
+		ObjectMeta: objectMeta(n, n.gateway(), componentGateway),
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: &one,
+			Selector:       &metav1.LabelSelector{MatchLabels: n.labels(componentGateway)},
+		},
+	}
+}
+
+func renderGatewayServiceAccount(n names) *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+		ObjectMeta: objectMeta(n, n.gateway(), componentGateway),
+	}
+}
+
+// renderGatewayRole grants what the wake-on-zero protocol needs: reading
+// FireboltEngine claims and patching their wake annotation, in the
+// instance's namespace only.
+func renderGatewayRole(n names) *rbacv1.Role {
+	return &rbacv1.Role{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+		ObjectMeta: objectMeta(n, n.gateway(), componentGateway),
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{v1alpha1.Group},
+			Resources: []string{"fireboltengines"},
+			Verbs:     []string{"get", "list", "patch"},
+		}},
+	}
+}
+
+func renderGatewayRoleBinding(n names) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+		ObjectMeta: objectMeta(n, n.gateway(), componentGateway),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: n.gateway()},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: n.gateway(), Namespace: n.namespace}},
+	}
+}
