@@ -20,10 +20,13 @@ const (
 
 // FireboltInstanceSpec is the desired state of a Firebolt instance: its
 // metadata service, the PostgreSQL behind it and the gateway in front of its
-// engines. (The rule says size(...) == 0 because controller-gen's marker
-// parser mangles an empty quoted string.)
+// engines.
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.id) || size(oldSelf.id) == 0 || (has(self.id) && self.id == oldSelf.id)",message="spec.id is immutable once set"
 type FireboltInstanceSpec struct {
+	// The spec's id rule says size(oldSelf.id) == 0 rather than comparing
+	// with '' because controller-gen's marker parser mangles an empty
+	// quoted string.
+
 	// ID is the metadata account ID. When empty, the function derives one
 	// and reports it in status.id. Can be set once, then never changed.
 	// +optional
