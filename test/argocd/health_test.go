@@ -1,0 +1,194 @@
+// Package argocd runs the Argo CD health checks shipped in
+// deploy/argocd/argocd-cm.yaml in a Lua interpreter, the way Argo CD does:
+// the object as the global `obj`, the script's returned table as the health.
+package argocd
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	lua "github.com/yuin/gopher-lua"
+	"sigs.k8s.io/yaml"
+
+	"github.com/firebolt-db/firebolt-crossplane/internal/xptools"
+)
+
+type health struct{ Status, Message string }
+
+func scripts(t *testing.T) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(xptools.Root(), "deploy", "argocd", "argocd-cm.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm struct{ Data map[string]string }
+	if err := yaml.Unmarshal(b, &cm); err != nil {
+		t.Fatal(err)
+	}
+	return cm.Data
+}
+
+func toLua(L *lua.LState, v any) lua.LValue {
+	switch v := v.(type) {
+	case map[string]any:
+		tbl := L.NewTable()
+		for k, e := range v {
+			tbl.RawSetString(k, toLua(L, e))
+		}
+		return tbl
+	case []any:
+		tbl := L.NewTable()
+		for _, e := range v {
+			tbl.Append(toLua(L, e))
+		}
+		return tbl
+	case string:
+		return lua.LString(v)
+	case bool:
+		return lua.LBool(v)
+	case float64:
+		return lua.LNumber(v)
+	case nil:
+		return lua.LNil
+	}
+	panic("unexpected type")
+}
+
+func evaluate(t *testing.T, script, object string) health {
+	t.Helper()
+	var obj map[string]any
+	if err := yaml.Unmarshal([]byte(object), &obj); err != nil {
+		t.Fatal(err)
+	}
+	L := lua.NewState()
+	defer L.Close()
+	L.SetGlobal("obj", toLua(L, obj))
+	fn, err := L.LoadString(script)
+	if err != nil {
+		t.Fatalf("health script does not compile: %v", err)
+	}
+	L.Push(fn)
+	if err := L.PCall(0, 1, nil); err != nil {
+		t.Fatalf("health script failed: %v", err)
+	}
+	ret, ok := L.Get(-1).(*lua.LTable)
+	if !ok {
+		t.Fatalf("health script returned %v, want a table", L.Get(-1))
+	}
+	return health{Status: ret.RawGetString("status").String(), Message: ret.RawGetString("message").String()}
+}
+
+func TestEngineHealth(t *testing.T) {
+	script := scripts(t)["resource.customizations.health.compute.firebolt.io_FireboltEngine"]
+	cases := map[string]struct {
+		obj  string
+		want health
+	}{
+		"NoStatus": {
+			obj:  `{kind: FireboltEngine}`,
+			want: health{"Progressing", "Waiting for the engine to report status"},
+		},
+		"Serving": {
+			obj:  `{status: {conditions: [{type: Synced, status: "True"}, {type: EngineReady, status: "True", reason: EngineReady, message: serving traffic on generation 3}]}}`,
+			want: health{"Healthy", "serving traffic on generation 3"},
+		},
+		"Stopped": {
+			obj:  `{status: {conditions: [{type: EngineReady, status: "False", reason: Stopped, message: Engine is stopped (spec.replicas is 0)}]}}`,
+			want: health{"Suspended", "Engine is stopped (spec.replicas is 0)"},
+		},
+		"Rolling": {
+			obj:  `{status: {conditions: [{type: EngineReady, status: "False", reason: Rolling, message: Engine is in draining phase}]}}`,
+			want: health{"Progressing", "Engine is in draining phase"},
+		},
+		"WaitingForInstance": {
+			obj:  `{status: {conditions: [{type: EngineReady, status: "False", reason: InstanceNotReady, message: instance demo has no metadata endpoint}]}}`,
+			want: health{"Progressing", "instance demo has no metadata endpoint"},
+		},
+		"StuckOnStatefulSetEvent": {
+			obj:  `{status: {conditions: [{type: EngineReady, status: "False", reason: FailedCreate, message: "StatefulSet demo-g1: quota exceeded (x4)"}]}}`,
+			want: health{"Degraded", "StatefulSet demo-g1: quota exceeded (x4)"},
+		},
+		"TemplateRejected": {
+			obj:  `{status: {conditions: [{type: EngineReady, status: "False", reason: TemplateRejected}]}}`,
+			want: health{"Degraded", "TemplateRejected"},
+		},
+		"CrossplaneCannotSync": {
+			obj:  `{status: {conditions: [{type: Synced, status: "False", reason: ReconcileError, message: cannot compose}, {type: EngineReady, status: "True", reason: EngineReady}]}}`,
+			want: health{"Degraded", "cannot compose"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, evaluate(t, script, tc.obj)); diff != "" {
+				t.Errorf("health (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestInstanceHealth(t *testing.T) {
+	script := scripts(t)["resource.customizations.health.compute.firebolt.io_FireboltInstance"]
+	cases := map[string]struct {
+		obj  string
+		want health
+	}{
+		"NoStatus":     {obj: `{}`, want: health{"Progressing", "Waiting for the instance to report status"}},
+		"Provisioning": {obj: `{status: {phase: Provisioning}}`, want: health{"Progressing", "Waiting for the instance to report status"}},
+		"Ready":        {obj: `{status: {phase: Ready}}`, want: health{"Healthy", "Metadata service and gateway are ready"}},
+		"Degraded": {
+			obj:  `{status: {phase: Degraded, conditions: [{type: MetadataReady, status: "True"}, {type: GatewayReady, status: "False", reason: DeploymentUnavailable, message: 0 of 2 replicas available}]}}`,
+			want: health{"Degraded", "GatewayReady: 0 of 2 replicas available"},
+		},
+		"NotSynced": {
+			obj:  `{status: {phase: Ready, conditions: [{type: Synced, status: "False", reason: ReconcileError}]}}`,
+			want: health{"Degraded", "ReconcileError"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, evaluate(t, script, tc.obj)); diff != "" {
+				t.Errorf("health (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEngineClassHealth(t *testing.T) {
+	script := scripts(t)["resource.customizations.health.compute.firebolt.io_FireboltEngineClass"]
+	cases := map[string]struct {
+		obj  string
+		want health
+	}{
+		"Unchecked":  {obj: `{}`, want: health{"Progressing", "Waiting for the class to be checked"}},
+		"Admissible": {obj: `{status: {conditions: [{type: Admissible, status: "True", reason: Admissible}]}}`, want: health{"Healthy", "Admissible"}},
+		"Rejected": {
+			obj:  `{status: {conditions: [{type: Admissible, status: "False", reason: TemplateRejected, message: "spec.template.spec.containers[engine].command: Forbidden"}]}}`,
+			want: health{"Degraded", "spec.template.spec.containers[engine].command: Forbidden"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, evaluate(t, script, tc.obj)); diff != "" {
+				t.Errorf("health (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestEveryClaimKindHasAHealthCheck keeps the checks in step with the API.
+func TestEveryClaimKindHasAHealthCheck(t *testing.T) {
+	got := map[string]bool{}
+	for k := range scripts(t) {
+		got[k] = true
+	}
+	want := map[string]bool{
+		"resource.customizations.health.compute.firebolt.io_FireboltEngine":      true,
+		"resource.customizations.health.compute.firebolt.io_FireboltInstance":    true,
+		"resource.customizations.health.compute.firebolt.io_FireboltEngineClass": true,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("health checks (-want +got):\n%s", diff)
+	}
+}
