@@ -10,13 +10,16 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/class"
+	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
+	"github.com/firebolt-db/firebolt-crossplane/fn/instance"
 )
 
-func defaultComposers(_ logging.Logger, _ kubernetes.Interface) map[string]Composer {
+func defaultComposers(log logging.Logger, kube kubernetes.Interface) map[string]Composer {
 	return map[string]Composer{
-		KindEngine:      notImplemented{condition: "EngineReady"},
-		KindEngineClass: notImplemented{condition: "Admissible"},
-		KindInstance:    notImplemented{condition: "InstanceReady"},
+		KindEngine:      engine.New(log, engine.NewProber(kube), engine.NewEventLister(kube)),
+		KindEngineClass: class.New(log),
+		KindInstance:    instance.New(log),
 	}
 }
 

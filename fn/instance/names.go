@@ -73,7 +73,7 @@ func (n names) postgresHost() string {
 	return fmt.Sprintf("%s.%s.svc.%s", n.postgres(), n.namespace, clusterDomain)
 }
 
-// MetadataEndpoint is where engines reach the metadata service.
+// metadataEndpoint is where engines reach the metadata service.
 func (n names) metadataEndpoint() string {
 	return fmt.Sprintf("%s.%s.svc.%s:%d", n.metadata(), n.namespace, clusterDomain, MetadataPort)
 }

@@ -66,10 +66,10 @@ type SecretFacts struct {
 
 // Condition is a status condition as compute sees it.
 type Condition struct {
-	Type    string
-	Status  corev1.ConditionStatus
-	Reason  string
-	Message string
+	Type    string                 `json:"type"`
+	Status  corev1.ConditionStatus `json:"status"`
+	Reason  string                 `json:"reason"`
+	Message string                 `json:"message,omitempty"`
 }
 
 // read decodes the request. It does no I/O beyond asking pw for a candidate
@@ -89,10 +89,7 @@ func read(req *fnv1.RunFunctionRequest, pw PasswordGenerator) (Inputs, error) {
 		return Inputs{}, errors.Errorf("composite has no %s and %s labels: FireboltInstance objects are composed into the claim's namespace, so apply a FireboltInstance claim instead of an XFireboltInstance", labelClaimName, labelClaimNamespace)
 	}
 
-	in.Conditions = map[string]Condition{}
-	for _, c := range oxr.Resource.GetConditions() {
-		in.Conditions[string(c.Type)] = Condition{Type: string(c.Type), Status: c.Status, Reason: string(c.Reason), Message: c.Message}
-	}
+	in.Conditions = conditions(oxr.Resource.UnstructuredContent())
 
 	ocds, err := request.GetObservedComposedResources(req)
 	if err != nil {
@@ -147,4 +144,22 @@ func fromMap(m map[string]any, into any) error {
 		return err
 	}
 	return json.Unmarshal(b, into)
+}
+
+// conditions reads status.conditions, which Crossplane maintains and the
+// API types leave out.
+func conditions(xr map[string]any) map[string]Condition {
+	var st struct {
+		Status struct {
+			Conditions []Condition `json:"conditions"`
+		} `json:"status"`
+	}
+	out := map[string]Condition{}
+	if err := fromMap(xr, &st); err != nil {
+		return out
+	}
+	for _, c := range st.Status.Conditions {
+		out[c.Type] = c
+	}
+	return out
 }

@@ -8,7 +8,10 @@ import (
 // ready only when the function says so. These read the observed workload
 // status the way its controller writes it.
 
-// integer reads an integer field, zero when absent.
+// integer reads an integer field, zero when absent. Observed objects come
+// from a protobuf Struct, whose numbers are float64: the typed accessors
+// such as GetGeneration read those as zero, so every number goes through
+// here.
 func integer(u *composed.Unstructured, path string) int64 {
 	v, err := u.GetInteger(path)
 	if err != nil {
@@ -38,7 +41,7 @@ func serving(d *composed.Unstructured) bool {
 // on the current spec and every replica of it is available.
 func deploymentRolledOut(d *composed.Unstructured) bool {
 	want := specReplicas(d)
-	return integer(d, "status.observedGeneration") >= d.GetGeneration() &&
+	return integer(d, "status.observedGeneration") >= integer(d, "metadata.generation") &&
 		integer(d, "status.updatedReplicas") >= want &&
 		integer(d, "status.availableReplicas") >= want
 }
@@ -47,7 +50,7 @@ func deploymentRolledOut(d *composed.Unstructured) bool {
 // the current spec and every replica is ready.
 func statefulSetReady(s *composed.Unstructured) bool {
 	return s != nil &&
-		integer(s, "status.observedGeneration") >= s.GetGeneration() &&
+		integer(s, "status.observedGeneration") >= integer(s, "metadata.generation") &&
 		integer(s, "status.readyReplicas") >= specReplicas(s)
 }
 

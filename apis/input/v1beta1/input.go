@@ -81,7 +81,8 @@ type Images struct {
 	// +optional
 	Gateway string `json:"gateway,omitempty"`
 
-	// Postgres is the internal PostgreSQL's image. Default postgres:17.
+	// Postgres is the internal PostgreSQL's image. Default postgres:17-alpine
+	// (its postgres user is UID/GID 70, which the StatefulSet runs as).
 	// +optional
 	Postgres string `json:"postgres,omitempty"`
 }

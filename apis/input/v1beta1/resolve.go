@@ -18,7 +18,7 @@ const (
 	DefaultEngineUIImage    = "ghcr.io/firebolt-db/firebolt-core-ui:latest"
 	DefaultMetadataImage    = "ghcr.io/firebolt-db/metadata:latest"
 	DefaultGatewayImage     = "envoyproxy/envoy:v1.37.2"
-	DefaultPostgresImage    = "postgres:17"
+	DefaultPostgresImage    = "postgres:17-alpine"
 	DefaultMetricScrapeMode = v1alpha1.MetricScrapeModeApiserverProxy
 	DefaultPodTimeout       = 2 * time.Second
 	DefaultOverallTimeout   = 10 * time.Second

@@ -20,7 +20,7 @@ func defaults() Resolved {
 			EngineUI: "ghcr.io/firebolt-db/firebolt-core-ui:latest",
 			Metadata: "ghcr.io/firebolt-db/metadata:latest",
 			Gateway:  "envoyproxy/envoy:v1.37.2",
-			Postgres: "postgres:17",
+			Postgres: "postgres:17-alpine",
 		},
 		EngineResourceBounds: corev1.ResourceList{},
 		MetricScrapeMode:     v1alpha1.MetricScrapeModeApiserverProxy,

@@ -1,0 +1,189 @@
+package class_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/firebolt-db/firebolt-crossplane/fn"
+	"github.com/firebolt-db/firebolt-crossplane/fn/class"
+)
+
+const (
+	admissibleTemplate = `{"spec": {"nodeSelector": {"pool": "firebolt-engines"}, "containers": [{"name": "engine", "resources": {"requests": {"cpu": "2"}}}]}}`
+	rejectedTemplate   = `{"spec": {"containers": [{"name": "engine", "env": [{"name": "POD_INDEX", "value": "0"}], "volumeMounts": [{"name": "engine-config", "mountPath": "/x"}]}]}}`
+	rejectedMessage    = `spec.template is rejected: spec.template.spec.containers[engine].env[POD_INDEX]: Forbidden: reserved name: set by the operator; ` +
+		`spec.template.spec.containers[engine].volumeMounts[engine-config]: Forbidden: reserved name: mounted by the operator`
+)
+
+func xr(template, status string) *structpb.Struct {
+	s := `{
+  "apiVersion": "compute.firebolt.io/v1alpha1",
+  "kind": "XFireboltEngineClass",
+  "metadata": {"name": "standard-9d2kw", "generation": 4,
+    "labels": {"crossplane.io/claim-name": "standard", "crossplane.io/claim-namespace": "firebolt"}},
+  "spec": {"template": ` + template + `}`
+	if status != "" {
+		s += `, "status": ` + status
+	}
+	return resource.MustStructJSON(s + "}")
+}
+
+func engine(name, class string) *fnv1.Resource {
+	spec := `{"instanceRef": "demo"}`
+	if class != "" {
+		spec = `{"instanceRef": "demo", "engineClassRef": "` + class + `"}`
+	}
+	return &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngine",
+		"metadata": {"name": "` + name + `", "namespace": "firebolt"}, "spec": ` + spec + `}`)}
+}
+
+func enginesRequirement() *fnv1.Requirements {
+	ns := "firebolt"
+	return &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{"engines": {
+		ApiVersion: "compute.firebolt.io/v1alpha1",
+		Kind:       "FireboltEngine",
+		Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{}},
+		Namespace:  &ns,
+	}}}
+}
+
+func desired(bound int, ready fnv1.Ready) *fnv1.State {
+	return &fnv1.State{Composite: &fnv1.Resource{
+		Resource: resource.MustStructJSON(`{"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltEngineClass",
+			"status": {"observedGeneration": 4, "boundEngines": ` + strconv.Itoa(bound) + `}}`),
+		Ready: ready,
+	}}
+}
+
+func cond(status fnv1.Status, reason, message string) []*fnv1.Condition {
+	return []*fnv1.Condition{{Type: "Admissible", Status: status, Reason: reason, Message: &message, Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()}}
+}
+
+func TestRunFunction(t *testing.T) {
+	ttl := durationpb.New(5 * time.Minute)
+	admissible := cond(fnv1.Status_STATUS_CONDITION_TRUE, "Admissible", "spec.template sets no operator-owned field")
+	reason := "OperatorOwnedFieldSet"
+	cases := map[string]struct {
+		reason string
+		req    *fnv1.RunFunctionRequest
+		want   *fnv1.RunFunctionResponse
+	}{
+		"CountsEnginesNamingTheClass": {
+			reason: "Engines naming this class count; one naming another class and one naming none do not. The class composes nothing, is ready, and keeps asking for the namespace's engines.",
+			req: &fnv1.RunFunctionRequest{
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, "")}},
+				RequiredResources: map[string]*fnv1.Resources{"engines": {Items: []*fnv1.Resource{
+					engine("reporting", "standard"), engine("etl", "standard"), engine("adhoc", "large"), engine("scratch", ""),
+				}}},
+			},
+			want: &fnv1.RunFunctionResponse{
+				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
+				Desired:      desired(2, fnv1.Ready_READY_TRUE),
+				Conditions:   admissible,
+				Requirements: enginesRequirement(),
+			},
+		},
+		"NoEngines": {
+			reason: "Crossplane found no engine: the count is 0, published, not omitted.",
+			req: &fnv1.RunFunctionRequest{
+				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"boundEngines": 3}`)}},
+				RequiredResources: map[string]*fnv1.Resources{"engines": {}},
+			},
+			want: &fnv1.RunFunctionResponse{
+				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
+				Desired:      desired(0, fnv1.Ready_READY_TRUE),
+				Conditions:   admissible,
+				Requirements: enginesRequirement(),
+			},
+		},
+		"EnginesNotListedYet": {
+			reason: "Before Crossplane has listed the engines the published count stays instead of dropping to 0.",
+			req: &fnv1.RunFunctionRequest{
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"boundEngines": 3}`)}},
+			},
+			want: &fnv1.RunFunctionResponse{
+				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
+				Desired:      desired(3, fnv1.Ready_READY_TRUE),
+				Conditions:   admissible,
+				Requirements: enginesRequirement(),
+			},
+		},
+		"TemplateRejected": {
+			reason: "A template the schema lets through but the rules reject: Admissible False with every field path, not ready, one warning.",
+			req: &fnv1.RunFunctionRequest{
+				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: xr(rejectedTemplate, "")}},
+				RequiredResources: map[string]*fnv1.Resources{"engines": {Items: []*fnv1.Resource{engine("etl", "standard")}}},
+			},
+			want: &fnv1.RunFunctionResponse{
+				Meta:       &fnv1.ResponseMeta{Ttl: ttl},
+				Desired:    desired(1, fnv1.Ready_READY_FALSE),
+				Conditions: cond(fnv1.Status_STATUS_CONDITION_FALSE, reason, rejectedMessage),
+				Results: []*fnv1.Result{{
+					Severity: fnv1.Severity_SEVERITY_WARNING, Message: rejectedMessage, Reason: &reason,
+					Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum(),
+				}},
+				Requirements: enginesRequirement(),
+			},
+		},
+		"TemplateStillRejected": {
+			reason: "A rejection the composite already carries is not announced again.",
+			req: &fnv1.RunFunctionRequest{
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(rejectedTemplate,
+					`{"conditions": [{"type": "Admissible", "status": "False", "reason": "OperatorOwnedFieldSet"}]}`)}},
+				RequiredResources: map[string]*fnv1.Resources{"engines": {}},
+			},
+			want: &fnv1.RunFunctionResponse{
+				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
+				Desired:      desired(0, fnv1.Ready_READY_FALSE),
+				Conditions:   cond(fnv1.Status_STATUS_CONDITION_FALSE, reason, rejectedMessage),
+				Requirements: enginesRequirement(),
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			log := logging.NewNopLogger()
+			f := fn.NewWithComposers(log, map[string]fn.Composer{fn.KindEngineClass: class.New(log)})
+			rsp, err := f.RunFunction(context.Background(), tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, rsp, protocmp.Transform()); diff != "" {
+				t.Errorf("%s\nRunFunction(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestRunFunctionWithoutClaim(t *testing.T) {
+	log := logging.NewNopLogger()
+	f := fn.NewWithComposers(log, map[string]fn.Composer{fn.KindEngineClass: class.New(log)})
+	req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(
+		`{"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltEngineClass", "metadata": {"name": "standard-9d2kw"}, "spec": {"template": {}}}`)}}}
+	rsp, err := f.RunFunction(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &fnv1.RunFunctionResponse{
+		Meta: &fnv1.ResponseMeta{Ttl: durationpb.New(time.Minute)},
+		Results: []*fnv1.Result{{
+			Severity: fnv1.Severity_SEVERITY_FATAL,
+			Message:  `cannot compose XFireboltEngineClass "standard-9d2kw": composite has no crossplane.io/claim-name and crossplane.io/claim-namespace labels: engines name a class by its FireboltEngineClass claim, so apply a FireboltEngineClass claim instead of an XFireboltEngineClass`,
+			Target:   fnv1.Target_TARGET_COMPOSITE.Enum(),
+		}},
+	}
+	if diff := cmp.Diff(want, rsp, protocmp.Transform()); diff != "" {
+		t.Errorf("a class without a claim is a fatal error: -want, +got:\n%s", diff)
+	}
+}

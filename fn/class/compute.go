@@ -1,0 +1,65 @@
+package class
+
+import (
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
+)
+
+// Plan is what compute decides.
+type Plan struct {
+	Status      v1alpha1.FireboltEngineClassStatus
+	Condition   Condition
+	Warning     string // an event, only on a transition to not admissible
+	Ready       bool
+	TTL         time.Duration
+	Requirement *fnv1.ResourceSelector
+}
+
+// Compute decides the class's status. It is pure.
+func Compute(in Inputs, cfg v1beta1.Resolved) Plan {
+	p := Plan{
+		TTL:         cfg.StableTTL,
+		Requirement: EnginesSelector(in.Namespace),
+		Status: v1alpha1.FireboltEngineClassStatus{
+			ObservedGeneration: in.XR.Generation,
+			// Until Crossplane has listed the engines (only on a first
+			// call), keep the count published rather than flap to 0.
+			BoundEngines: in.XR.Status.BoundEngines,
+		},
+	}
+	if in.EnginesResolved {
+		p.Status.BoundEngines = 0
+		for _, e := range in.Engines {
+			if e.Class == in.Claim {
+				p.Status.BoundEngines++
+			}
+		}
+	}
+
+	errs := podtemplate.Validate(&in.XR.Spec.Template, podtemplate.EngineRules, field.NewPath("spec", "template"))
+	if len(errs) == 0 {
+		p.Condition = Condition{Type: TypeAdmissible, Status: corev1.ConditionTrue, Reason: ReasonAdmissible,
+			Message: "spec.template sets no operator-owned field"}
+		p.Ready = true
+		return p
+	}
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	p.Condition = Condition{Type: TypeAdmissible, Status: corev1.ConditionFalse, Reason: ReasonOperatorOwnedFieldSet,
+		Message: "spec.template is rejected: " + strings.Join(msgs, "; ")}
+	if old := in.Admissible; old == nil || old.Reason != p.Condition.Reason || old.Status != p.Condition.Status {
+		p.Warning = p.Condition.Message
+	}
+	return p
+}

@@ -1,0 +1,173 @@
+package instance
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/instance/gateway"
+)
+
+// The three components. Each renders from the spec unless it is blocked;
+// a blocked component's existing objects are returned unchanged.
+
+// database is how the metadata service reaches PostgreSQL.
+type database struct {
+	target postgresTarget
+	// credentials names the Secret mounted as the PostgreSQL credentials.
+	credentials string
+	// version is the external credentials Secret's resourceVersion.
+	version string
+	// block says why the metadata service cannot be rendered, if so.
+	block *blocked
+}
+
+// postgres renders the internal PostgreSQL, or requires and checks the
+// external credentials Secret.
+func (c *computation) postgres(ext *v1alpha1.PostgresSpec) (database, error) {
+	if ext != nil {
+		return c.externalPostgres(ext), nil
+	}
+	n := c.n
+	db := database{
+		target:      postgresTarget{Host: n.postgresHost(), Port: PostgresPort, Database: postgresDatabase, Schema: postgresDefaultSchema},
+		credentials: n.postgresCredentials(),
+	}
+	creds, problems := postgresCredentialsFor(c.in.Observed[RNPostgresCredentials], c.in.CandidatePassword)
+	if len(problems) > 0 {
+		c.freeze(RNPostgresCredentials, RNPostgres, RNPostgresHeadless)
+		db.block = &blocked{reason: ReasonPostgresEnsureFailed, message: fmt.Sprintf(
+			"PostgreSQL credentials Secret %q was changed and is not regenerated, because PostgreSQL keeps the password it was initialised with: %s",
+			n.postgresCredentials(), strings.Join(problems, "; "))}
+		return db, nil
+	}
+	return db, c.addAll(map[resource.Name]runtime.Object{
+		RNPostgresCredentials: renderPostgresSecret(n, creds),
+		RNPostgres:            renderPostgresStatefulSet(n, c.cfg.Images.Postgres),
+		RNPostgresHeadless:    renderPostgresService(n),
+	})
+}
+
+// externalPostgres asks Crossplane for the user's credentials Secret (on
+// every call, so Crossplane keeps watching it) and checks it has the keys
+// the metadata service reads. Only key names are looked at.
+func (c *computation) externalPostgres(ext *v1alpha1.PostgresSpec) database {
+	name, ns := ext.CredentialsSecretRef.Name, c.n.namespace
+	c.plan.Requirements[reqPostgresCredentials] = &fnv1.ResourceSelector{
+		ApiVersion: "v1",
+		Kind:       "Secret",
+		Match:      &fnv1.ResourceSelector_MatchName{MatchName: name},
+		Namespace:  &ns,
+	}
+	db := database{
+		target:      postgresTarget{Host: ext.Host, Port: ext.Port, Database: ext.Database, Schema: ext.Schema},
+		credentials: name,
+	}
+	if db.target.Port == 0 {
+		db.target.Port = PostgresPort
+	}
+	if db.target.Schema == "" {
+		db.target.Schema = postgresDefaultSchema
+	}
+	s := c.in.PostgresSecret
+	switch {
+	case !s.Resolved:
+		db.block = &blocked{reason: ReasonProvisioning, message: fmt.Sprintf(
+			"waiting for Crossplane to fetch the PostgreSQL credentials Secret %q", name)}
+	case !s.Found:
+		db.block = &blocked{reason: ReasonPostgresSecretPreflightFailed, message: fmt.Sprintf(
+			"PostgreSQL credentials Secret %q (spec.metadata.postgres.credentialsSecretRef.name) not found in namespace %q", name, ns)}
+	default:
+		if missing := missingKeys(s.Keys, KeyUsername, KeyPassword); len(missing) > 0 {
+			db.block = &blocked{reason: ReasonPostgresSecretPreflightFailed, message: fmt.Sprintf(
+				"PostgreSQL credentials Secret %q (spec.metadata.postgres.credentialsSecretRef.name) has no non-empty key(s) %s", name, quoteAll(missing))}
+		}
+		db.version = s.ResourceVersion
+	}
+	return db
+}
+
+func (c *computation) metadata(id string, db database, block *blocked) error {
+	if block != nil {
+		c.freeze(RNMetadataConfig, RNMetadata, RNMetadataService)
+		return nil
+	}
+	spec := c.in.XR.Spec
+	config, err := renderMetadataConfig(id, db.target, spec.MetadataNG)
+	if err != nil {
+		return err
+	}
+	// An in-place rotation of external credentials must restart the
+	// service, which reads them at start; the Secret's resourceVersion
+	// says it was written without putting its content in an annotation.
+	hash := contentHash(config, db.credentials, db.version)
+	return c.addAll(map[resource.Name]runtime.Object{
+		RNMetadataConfig: renderMetadataConfigMap(c.n, config),
+		RNMetadata: renderMetadataDeployment(c.n, metadataParams{
+			Image:             c.cfg.Images.Metadata,
+			NG:                spec.MetadataNG,
+			CredentialsSecret: db.credentials,
+			ConfigHash:        hash,
+			Template:          spec.Metadata.Template,
+		}),
+		RNMetadataService: renderMetadataService(c.n),
+	})
+}
+
+var gatewayResources = []resource.Name{
+	RNGatewayConfig, RNGateway, RNGatewayService, RNGatewayPDB,
+	RNGatewayServiceAccount, RNGatewayRole, RNGatewayRoleBinding,
+}
+
+// gateway renders the gateway unless block says why it cannot be; the
+// returned block adds a configuration the gateway package refuses.
+func (c *computation) gateway(block *blocked) (*blocked, error) {
+	spec := c.in.XR.Spec.Gateway
+	if block == nil {
+		envoy, err := gateway.Config(gateway.Params{Namespace: c.n.namespace, MetricsPort: spec.MetricsPort})
+		if err != nil {
+			block = &blocked{reason: ReasonEnsureFailed, message: err.Error()}
+		} else {
+			return nil, c.renderGateway(string(envoy))
+		}
+	}
+	c.freeze(gatewayResources...)
+	return block, nil
+}
+
+func (c *computation) renderGateway(envoy string) error {
+	spec := c.in.XR.Spec.Gateway
+	replicas := defaultGatewayCount
+	if spec.Replicas != nil {
+		replicas = *spec.Replicas
+	}
+	metricsPort := spec.MetricsPort
+	if metricsPort == 0 {
+		metricsPort = gateway.DefaultMetricsPort
+	}
+	objs := map[resource.Name]runtime.Object{
+		RNGatewayConfig: renderGatewayConfigMap(c.n, envoy),
+		RNGateway: renderGatewayDeployment(c.n, gatewayParams{
+			Image:       c.cfg.Images.Gateway,
+			Replicas:    replicas,
+			MetricsPort: metricsPort,
+			ConfigHash:  contentHash(envoy),
+			Template:    spec.Template,
+		}),
+		RNGatewayService: renderGatewayService(c.n),
+		RNGatewayPDB:     renderGatewayPDB(c.n),
+	}
+	// A user who names the gateway's service account owns its identity
+	// and permissions; the operator's are left out, and so deleted.
+	if userServiceAccount(spec.Template) == "" {
+		objs[RNGatewayServiceAccount] = renderGatewayServiceAccount(c.n)
+		objs[RNGatewayRole] = renderGatewayRole(c.n)
+		objs[RNGatewayRoleBinding] = renderGatewayRoleBinding(c.n)
+	}
+	return c.addAll(objs)
+}

@@ -1,0 +1,194 @@
+package instance
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
+)
+
+// Condition types the composer publishes on the composite and the claim.
+const (
+	TypeMetadataReady = "MetadataReady"
+	TypeGatewayReady  = "GatewayReady"
+)
+
+// Condition reasons, as the original operator's.
+const (
+	ReasonReady                         = "Ready"
+	ReasonProvisioning                  = "Provisioning"
+	ReasonTemplateRejected              = "TemplateRejected"
+	ReasonPostgresEnsureFailed          = "PostgresEnsureFailed"
+	ReasonPostgresSecretPreflightFailed = "PostgresSecretPreflightFailed"
+	ReasonEnsureFailed                  = "EnsureFailed"
+)
+
+// ProvisioningTTL is how soon Crossplane calls again while the instance is
+// not Ready. Crossplane also reacts to changes of the composed workloads,
+// so this only bounds how long a missed event can delay progress.
+const ProvisioningTTL = 10 * time.Second
+
+// Plan is what compute decides: the write layer turns it into the response.
+type Plan struct {
+	// Resources are the desired composed resources. Everything the
+	// instance owns that must survive is here; what is not is deleted.
+	Resources map[resource.Name]Desired
+	// Status is the complete desired composite status.
+	Status v1alpha1.FireboltInstanceStatus
+	// Conditions are published on the composite and the claim.
+	Conditions []Condition
+	// Results become events; only transitions produce them.
+	Results []Result
+	// Ready is the composite's readiness.
+	Ready bool
+	// TTL is when Crossplane should call again.
+	TTL time.Duration
+	// Requirements are the resources Crossplane must send next time.
+	Requirements map[string]*fnv1.ResourceSelector
+}
+
+// Desired is one desired composed resource and its readiness.
+type Desired struct {
+	Object *composed.Unstructured
+	Ready  bool
+}
+
+// Result is an event for the composite and the claim.
+type Result struct {
+	Severity fnv1.Severity
+	Reason   string
+	Message  string
+}
+
+// blocked says why a component is not rendered from the spec. Its objects
+// that exist are returned unchanged instead.
+type blocked struct {
+	reason  string
+	message string
+}
+
+// Compute decides the desired state of an instance. It is pure: inputs and
+// configuration in, plan out. It errs only on a rendering bug.
+func Compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
+	c := &computation{
+		in:  in,
+		cfg: cfg,
+		n:   names{instance: in.Claim, namespace: in.Namespace},
+		plan: Plan{
+			Resources:    map[resource.Name]Desired{},
+			Requirements: map[string]*fnv1.ResourceSelector{},
+		},
+	}
+	spec := in.XR.Spec
+	id := instanceID(spec.ID, in.XR.Status.ID, in.XR.ObjectMeta)
+
+	var external string
+	if spec.Metadata.Postgres != nil {
+		external = spec.Metadata.Postgres.CredentialsSecretRef.Name
+	}
+	protected := podtemplate.Protected(c.n.postgresCredentials(), external)
+	templateErrors := func(t *corev1.PodTemplateSpec, r podtemplate.Rules, p *field.Path) field.ErrorList {
+		errs := podtemplate.Validate(t, r, p)
+		return append(errs, podtemplate.ProtectedSecretRefs(t, protected, p)...)
+	}
+	metaErrs := templateErrors(spec.Metadata.Template, podtemplate.MetadataRules, field.NewPath("spec", "metadata", "template"))
+	gwErrs := templateErrors(spec.Gateway.Template, podtemplate.GatewayRules, field.NewPath("spec", "gateway", "template"))
+
+	db, err := c.postgres(spec.Metadata.Postgres)
+	if err != nil {
+		return Plan{}, err
+	}
+
+	metaBlock := db.block
+	if len(metaErrs) > 0 {
+		metaBlock = &blocked{reason: ReasonTemplateRejected, message: rejected("spec.metadata.template", metaErrs)}
+	}
+	if err := c.metadata(id, db, metaBlock); err != nil {
+		return Plan{}, err
+	}
+
+	var gwBlock *blocked
+	if len(gwErrs) > 0 {
+		gwBlock = &blocked{reason: ReasonTemplateRejected, message: rejected("spec.gateway.template", gwErrs)}
+	}
+	gwBlock, err = c.gateway(gwBlock)
+	if err != nil {
+		return Plan{}, err
+	}
+
+	c.status(id, metaBlock, gwBlock, spec.Metadata.Postgres == nil)
+	return c.plan, nil
+}
+
+type computation struct {
+	in   Inputs
+	cfg  v1beta1.Resolved
+	n    names
+	plan Plan
+}
+
+// add renders a typed object as desired state under rn.
+func (c *computation) add(rn resource.Name, o runtime.Object) error {
+	u, err := toComposed(o)
+	if err != nil {
+		return err
+	}
+	c.plan.Resources[rn] = Desired{Object: u, Ready: resourceReady(c.in.Observed[rn])}
+	return nil
+}
+
+// freeze returns the observed objects of a blocked component unchanged, so
+// nothing that exists is deleted or rolled.
+func (c *computation) freeze(rns ...resource.Name) {
+	for _, rn := range rns {
+		if o, ok := c.in.Observed[rn]; ok {
+			c.plan.Resources[rn] = Desired{Object: frozen(o), Ready: resourceReady(o)}
+		}
+	}
+}
+
+func (c *computation) addAll(objs map[resource.Name]runtime.Object) error {
+	for rn, o := range objs {
+		if err := c.add(rn, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rejected is the message of a template that breaks the rules: every
+// violation with its field path.
+func rejected(path string, errs field.ErrorList) string {
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return fmt.Sprintf("%s is rejected: %s", path, strings.Join(msgs, "; "))
+}
+
+// contentHash is the first 16 hex characters of SHA-256 over the parts,
+// each length-prefixed so that moving bytes between parts changes it.
+func contentHash(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		var l [8]byte
+		binary.BigEndian.PutUint64(l[:], uint64(len(p)))
+		h.Write(l[:])
+		h.Write([]byte(p))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}

@@ -1,0 +1,268 @@
+package instance_test
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/fieldpath"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/firebolt-db/firebolt-crossplane/fn/instance/gateway"
+)
+
+// Facts of the instance most cases compose.
+const (
+	xrName    = "demo-m4x8t"
+	claim     = "demo"
+	namespace = "firebolt"
+	derivedID = "01KYYC8A80558KKP6M99KQ0AVJ" // DeriveID of xrUID created at 2026-08-01T10:00:00Z
+	password  = "7d4e1a9c0b3f526e8a17c4d9"
+
+	metadataEndpoint = "demo-metadata.firebolt.svc.cluster.local:7000"
+	gatewayEndpoint  = "demo-gateway.firebolt.svc.cluster.local"
+)
+
+// obj is an object as Crossplane exchanges it: plain JSON values.
+type obj map[string]any
+
+// parse reads a YAML object; every test object is written as YAML so it
+// reads like what Crossplane applies.
+func parse(t *testing.T, y string) obj {
+	t.Helper()
+	j, err := yaml.YAMLToJSON([]byte(y))
+	if err != nil {
+		t.Fatalf("bad test YAML: %v\n%s", err, y)
+	}
+	o := obj{}
+	if err := json.Unmarshal(j, &o); err != nil {
+		t.Fatalf("bad test YAML: %v\n%s", err, y)
+	}
+	return o
+}
+
+// with returns a deep copy of o with the given field paths set; a nil value
+// deletes the field.
+func (o obj) with(t *testing.T, kv ...any) obj {
+	t.Helper()
+	b, _ := json.Marshal(o)
+	c := obj{}
+	_ = json.Unmarshal(b, &c)
+	p := fieldpath.Pave(c)
+	for i := 0; i < len(kv); i += 2 {
+		path := kv[i].(string)
+		if kv[i+1] == nil {
+			if err := p.DeleteField(path); err != nil {
+				t.Fatalf("cannot delete %s: %v", path, err)
+			}
+			continue
+		}
+		v := kv[i+1]
+		// Normalise to JSON values, as a Struct holds them.
+		vb, _ := json.Marshal(v)
+		var jv any
+		_ = json.Unmarshal(vb, &jv)
+		if err := p.SetValue(path, jv); err != nil {
+			t.Fatalf("cannot set %s: %v", path, err)
+		}
+	}
+	return c
+}
+
+func (o obj) structpb(t *testing.T) *structpb.Struct {
+	t.Helper()
+	// Through JSON, so nested obj values become plain maps.
+	b, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &structpb.Struct{}
+	err = s.UnmarshalJSON(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// configHash is the contract of the firebolt.io/config-hash annotation:
+// the first 16 hex characters of SHA-256 over the length-prefixed parts.
+func configHash(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		var l [8]byte
+		binary.BigEndian.PutUint64(l[:], uint64(len(p)))
+		h.Write(l[:])
+		h.Write([]byte(p))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func b64(s string) string {
+	b, _ := json.Marshal([]byte(s))
+	return strings.Trim(string(b), `"`)
+}
+
+// envoyConfig is the gateway configuration the gateway package renders for
+// the test namespace; what is in it is that package's business, that the
+// ConfigMap carries exactly it is this one's.
+func envoyConfig(t *testing.T, metricsPort int32) string {
+	t.Helper()
+	b, err := gateway.Config(gateway.Params{Namespace: namespace, MetricsPort: metricsPort})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Requests.
+
+func xr(t *testing.T, spec, status string) obj {
+	t.Helper()
+	x := parse(t, `
+apiVersion: compute.firebolt.io/v1alpha1
+kind: XFireboltInstance
+metadata:
+  name: demo-m4x8t
+  uid: 5b7a2a3e-3c1f-4d5e-9a0b-1c2d3e4f5a6b
+  creationTimestamp: "2026-08-01T10:00:00Z"
+  labels:
+    crossplane.io/claim-name: demo
+    crossplane.io/claim-namespace: firebolt
+`)
+	x["spec"] = parse(t, spec)
+	if status != "" {
+		x["status"] = parse(t, status)
+	}
+	return x
+}
+
+type request struct {
+	xr       obj
+	observed map[string]obj
+	required map[string][]obj // nil entry: resolved, nothing found
+}
+
+func (r request) build(t *testing.T) *fnv1.RunFunctionRequest {
+	t.Helper()
+	req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: r.xr.structpb(t)}}}
+	if len(r.observed) > 0 {
+		req.Observed.Resources = map[string]*fnv1.Resource{}
+		for n, o := range r.observed {
+			req.Observed.Resources[n] = &fnv1.Resource{Resource: o.structpb(t)}
+		}
+	}
+	if r.required != nil {
+		req.RequiredResources = map[string]*fnv1.Resources{}
+		for n, items := range r.required {
+			rs := &fnv1.Resources{}
+			for _, o := range items {
+				rs.Items = append(rs.Items, &fnv1.Resource{Resource: o.structpb(t)})
+			}
+			req.RequiredResources[n] = rs
+		}
+	}
+	return req
+}
+
+// Responses.
+
+type want struct {
+	status       obj
+	ready        bool
+	resources    map[string]obj
+	readyRes     map[string]bool
+	conditions   []*fnv1.Condition
+	results      []*fnv1.Result
+	ttl          time.Duration
+	requirements map[string]*fnv1.ResourceSelector
+}
+
+func (w want) build(t *testing.T) *fnv1.RunFunctionResponse {
+	t.Helper()
+	ready := fnv1.Ready_READY_FALSE
+	if w.ready {
+		ready = fnv1.Ready_READY_TRUE
+	}
+	rsp := &fnv1.RunFunctionResponse{
+		Meta: &fnv1.ResponseMeta{Ttl: durationpb.New(w.ttl)},
+		Desired: &fnv1.State{
+			Composite: &fnv1.Resource{
+				Resource: obj{"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltInstance", "status": map[string]any(w.status)}.structpb(t),
+				Ready:    ready,
+			},
+			Resources: map[string]*fnv1.Resource{},
+		},
+		Conditions: w.conditions,
+		Results:    w.results,
+	}
+	for n, o := range w.resources {
+		r := fnv1.Ready_READY_FALSE
+		if w.readyRes[n] {
+			r = fnv1.Ready_READY_TRUE
+		}
+		rsp.Desired.Resources[n] = &fnv1.Resource{Resource: o.structpb(t), Ready: r}
+	}
+	if w.requirements != nil {
+		rsp.Requirements = &fnv1.Requirements{Resources: w.requirements}
+	}
+	return rsp
+}
+
+func cond(typ string, status bool, reason, message string) *fnv1.Condition {
+	s := fnv1.Status_STATUS_CONDITION_FALSE
+	if status {
+		s = fnv1.Status_STATUS_CONDITION_TRUE
+	}
+	m := message
+	return &fnv1.Condition{Type: typ, Status: s, Reason: reason, Message: &m, Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()}
+}
+
+func result(sev fnv1.Severity, reason, message string) *fnv1.Result {
+	r := reason
+	return &fnv1.Result{Severity: sev, Reason: &r, Message: message, Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()}
+}
+
+func status(phase, id string, metadataReady, gatewayReady bool) obj {
+	s := obj{"phase": phase, "id": id, "metadataReady": metadataReady, "gatewayReady": gatewayReady}
+	if metadataReady {
+		s["metadataEndpoint"] = metadataEndpoint
+	}
+	if gatewayReady {
+		s["gatewayEndpoint"] = gatewayEndpoint
+	}
+	return s
+}
+
+func allReady(names ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+func merge(ms ...map[string]obj) map[string]obj {
+	out := map[string]obj{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func keys(m map[string]obj) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
