@@ -164,7 +164,7 @@ func TestEngineClassHealth(t *testing.T) {
 		"Unchecked":  {obj: `{}`, want: health{"Progressing", "Waiting for the class to be checked"}},
 		"Admissible": {obj: `{status: {conditions: [{type: Admissible, status: "True", reason: Admissible}]}}`, want: health{"Healthy", "Admissible"}},
 		"Rejected": {
-			obj:  `{status: {conditions: [{type: Admissible, status: "False", reason: TemplateRejected, message: "spec.template.spec.containers[engine].command: Forbidden"}]}}`,
+			obj:  `{status: {conditions: [{type: Admissible, status: "False", reason: OperatorOwnedFieldSet, message: "spec.template.spec.containers[engine].command: Forbidden"}]}}`,
 			want: health{"Degraded", "spec.template.spec.containers[engine].command: Forbidden"},
 		},
 	}
