@@ -32,6 +32,9 @@ func newKubeClient(kubeconfig string) (kubernetes.Interface, error) {
 		}
 	}
 	cfg.UserAgent = "function-firebolt"
+	// client-go's default (5 QPS, burst 10) would queue the pod and event
+	// lists of many engines draining at once; scrapes have their own limit.
+	cfg.QPS, cfg.Burst = 50, 100
 	c, err := kubernetes.NewForConfig(cfg)
 	return c, errors.Wrap(err, "cannot create Kubernetes client")
 }

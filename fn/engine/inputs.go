@@ -89,7 +89,9 @@ func Read(req *fnv1.RunFunctionRequest, cfg v1beta1.Resolved) (Inputs, error) {
 	}
 	u := oxr.Resource
 	in := Inputs{
-		Composite: CompositeMeta{Name: u.GetName(), UID: string(u.GetUID()), Generation: u.GetGeneration()},
+		// Numbers decoded from protobuf are float64, which the typed
+		// unstructured getters read as absent.
+		Composite: CompositeMeta{Name: u.GetName(), UID: string(u.GetUID()), Generation: number(u.Object, "metadata", "generation")},
 		Engine:    u.GetLabels()[LabelClaimName],
 		Namespace: u.GetLabels()[LabelClaimNamespace],
 		Config:    cfg,

@@ -70,31 +70,38 @@ type Recording struct {
 // usable reports whether the recording can reproduce its generation.
 func (r Recording) usable() bool { return r.Err == nil && r.Objects.StatefulSet != nil }
 
-// record hashes and encodes a generation's objects. encoding/json writes map
-// keys sorted and the objects hold only JSON values, so equal objects give
-// equal bytes and equal hashes.
+// record hashes a generation's objects. encoding/json writes map keys
+// sorted and the objects hold only JSON values, so equal objects give equal
+// bytes and equal hashes. The stored encoding is only made when the
+// recording is written (encoded): most calls just compare hashes.
 func record(gen int, objs GenerationObjects) Recording {
+	sum := sha256.Sum256(canonical(objs))
+	return Recording{Generation: gen, Hash: hex.EncodeToString(sum[:])[:16], Objects: objs}
+}
+
+func canonical(objs GenerationObjects) []byte {
 	b, err := json.Marshal(recordingDoc{Version: recordingVersion, Objects: objs})
 	if err != nil {
 		// The objects were decoded from JSON; failing to encode them again
 		// is a programming error, not bad input.
 		panic("engine: cannot encode rendering: " + err.Error())
 	}
-	sum := sha256.Sum256(b)
+	return b
+}
 
+// encoded returns r with its stored form: gzip, then base64.
+func (r Recording) encoded() Recording {
+	if r.Encoded != "" {
+		return r
+	}
 	var buf bytes.Buffer
 	// A zero gzip header (no name, no time) keeps the encoding a function of
 	// the bytes alone.
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	_, _ = zw.Write(b)
+	_, _ = zw.Write(canonical(r.Objects))
 	_ = zw.Close()
-
-	return Recording{
-		Generation: gen,
-		Hash:       hex.EncodeToString(sum[:])[:16],
-		Encoded:    base64.StdEncoding.EncodeToString(buf.Bytes()),
-		Objects:    objs,
-	}
+	r.Encoded = base64.StdEncoding.EncodeToString(buf.Bytes())
+	return r
 }
 
 // decodeRecording reverses record.

@@ -1,0 +1,157 @@
+package engine_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/structpb"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/firebolt-db/firebolt-crossplane/fn"
+	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
+	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
+)
+
+// fixedProber answers every drain check with one verdict and counts calls.
+type fixedProber struct {
+	verdict scrape.Verdict
+	calls   int
+}
+
+func (p *fixedProber) Drain(context.Context, string, labels.Selector, scrape.Options) scrape.Verdict {
+	p.calls++
+	return p.verdict
+}
+
+type fixedEvents struct{ events []corev1.Event }
+
+func (e fixedEvents) Warnings(context.Context, string, types.UID) ([]corev1.Event, error) {
+	return e.events, nil
+}
+
+func loadRequest(t *testing.T, name string) *fnv1.RunFunctionRequest {
+	t.Helper()
+	y, err := os.ReadFile(filepath.Join("testdata", "requests", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := yaml.YAMLToJSON(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &fnv1.RunFunctionRequest{}
+	if err := protojson.Unmarshal(j, req); err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+func loadResponse(t *testing.T, file string) *fnv1.RunFunctionResponse {
+	t.Helper()
+	y, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run go test ./fn/engine -run TestRunFunction -update to create it)", err)
+	}
+	j, err := yaml.YAMLToJSON(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsp := &fnv1.RunFunctionResponse{}
+	if err := protojson.Unmarshal(j, rsp); err != nil {
+		t.Fatal(err)
+	}
+	return rsp
+}
+
+// responseClock is the time every whole-response test runs at.
+var responseClock = simEpoch.Add(time.Hour)
+
+// TestRunFunction runs requests captured from a simulated rollout (see
+// TestFixtures) through the whole function and diffs the complete
+// responses against reviewed goldens in testdata/responses.
+func TestRunFunction(t *testing.T) {
+	busy := scrape.Verdict{Message: "pod demo-g0-0: 1 running, 0 suspended queries; pod demo-g0-1: 0 running, 2 suspended queries"}
+	failing := scrape.Verdict{Failing: true, Message: `pod demo-g0-1: cannot scrape metrics: unexpected HTTP status 503: "error trying to reach service"`}
+	stuck := []corev1.Event{{
+		Reason: "FailedCreate", Message: `create Pod demo-g1-0 in StatefulSet demo-g1 failed error: pods "demo-g1-0" is forbidden: exceeded quota: compute`,
+		Count: 3, LastTimestamp: metav1.NewTime(simEpoch),
+	}}
+
+	cases := map[string]struct {
+		request string
+		mutate  func(*fnv1.RunFunctionRequest)
+		verdict scrape.Verdict
+		events  []corev1.Event
+		// probes is how many drain checks the call must make.
+		probes int
+	}{
+		"first-reconcile":  {request: "new"},
+		"creating":         {request: "creating", events: stuck},
+		"switching":        {request: "switching"},
+		"draining-busy":    {request: "draining", verdict: busy, probes: 1},
+		"draining-failing": {request: "draining", verdict: failing, probes: 1},
+		"cleaning":         {request: "cleaning"},
+		"stable":           {request: "stable"},
+		"stopped":          {request: "stopped"},
+		"stable-instance-not-ready": {
+			request: "stable",
+			mutate: func(req *fnv1.RunFunctionRequest) {
+				st := req.GetRequiredResources()["instance"].GetItems()[0].GetResource().GetFields()["status"].GetStructValue()
+				st.Fields["metadataReady"] = structpb.NewBoolValue(false)
+				delete(st.Fields, "metadataEndpoint")
+			},
+		},
+		"no-claim-labels": {
+			request: "stable",
+			mutate: func(req *fnv1.RunFunctionRequest) {
+				md := req.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue()
+				delete(md.Fields, "labels")
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := loadRequest(t, tc.request)
+			if tc.mutate != nil {
+				tc.mutate(req)
+			}
+			before := proto.Clone(req)
+			prober := &fixedProber{verdict: tc.verdict}
+			c := engine.New(logging.NewNopLogger(), prober, fixedEvents{tc.events}, engine.WithClock(func() time.Time { return responseClock }))
+			f := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{fn.KindEngine: c})
+
+			got, err := f.RunFunction(context.Background(), req)
+			if err != nil {
+				t.Fatalf("RunFunction: %v", err)
+			}
+			file := filepath.Join("testdata", "responses", name+".yaml")
+			if update() {
+				golden(t, file, requestYAML(t, got))
+			}
+			want := loadResponse(t, file)
+			if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+				t.Errorf("RunFunction(%s): -want, +got:\n%s", tc.request, diff)
+			}
+			if prober.calls != tc.probes {
+				t.Errorf("drain checks: want %d, got %d", tc.probes, prober.calls)
+			}
+			if diff := cmp.Diff(before, req, protocmp.Transform()); diff != "" {
+				t.Errorf("RunFunction modified its request: -before, +after:\n%s", diff)
+			}
+		})
+	}
+}

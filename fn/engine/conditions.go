@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+)
+
+// Condition types. Crossplane reserves Ready and Synced, so the original's
+// Ready condition is EngineReady here.
+const (
+	TypeEngineReady   = "EngineReady"
+	TypeInstanceReady = "InstanceReady"
+)
+
+// Condition reasons.
+const (
+	ReasonEngineReady            = "EngineReady"
+	ReasonStopped                = "Stopped"
+	ReasonRolling                = "Rolling"
+	ReasonPodsNotReady           = "PodsNotReady"
+	ReasonInitializing           = "Initializing"
+	ReasonInstanceReady          = "InstanceReady"
+	ReasonInstanceNotReady       = "InstanceNotReady"
+	ReasonDrainCheckFailing      = "DrainCheckFailing"
+	ReasonClassNotFound          = "FireboltEngineClassNotFound"
+	ReasonTemplateRejected       = "TemplateRejected"
+	ReasonResourceBoundsExceeded = "ResourceBoundsExceeded"
+	ReasonClaimLabelsMissing     = "ClaimLabelsMissing"
+	ReasonStatefulSetWarning     = "StatefulSetWarning"
+)
+
+// readyFacts is what EngineReady is derived from, after the transition.
+type readyFacts struct {
+	Phase v1alpha1.EnginePhase
+	// Initializing is the very first call.
+	Initializing bool
+	// Gated phases (stable, stopped, creating) consult the instance and the
+	// class; the others proceed without them.
+	Gated    bool
+	Instance instanceState
+	// ClassProblem is non-empty when the referenced class is missing or
+	// unreadable.
+	ClassProblem string
+	Rejection    *rejection
+	// DrainFailing is the drain check's failure message while draining.
+	DrainFailing string
+	DrainingGen  int
+	// Active is the active generation and its pods.
+	Active     int
+	ActivePods podsState
+	// Warning is the current StatefulSet's latest Warning event, only when
+	// its generation is stuck short of pods.
+	Warning *StatefulSetWarning
+}
+
+// engineReady derives EngineReady with the seed's precedence:
+// InstanceNotReady > Stopped > Rolling > PodsNotReady > EngineReady. The
+// refinements sit where the original put them: a missing class and a
+// rejected template stop rendering, so they rank just below the instance;
+// DrainCheckFailing names why draining does not progress; a StatefulSet
+// Warning event only ever replaces the generic Rolling or PodsNotReady.
+func engineReady(f readyFacts) Condition {
+	c := func(reason, msg string) Condition {
+		return Condition{Type: TypeEngineReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg}
+	}
+	switch {
+	case f.Gated && !f.Instance.Ready:
+		return c(ReasonInstanceNotReady, f.Instance.Message)
+	case f.Gated && f.ClassProblem != "":
+		return c(ReasonClassNotFound, f.ClassProblem)
+	case f.DrainFailing != "":
+		return c(ReasonDrainCheckFailing, fmt.Sprintf("drain check of generation %d is failing: %s", f.DrainingGen, f.DrainFailing))
+	case f.Rejection != nil:
+		return c(f.Rejection.Reason, f.Rejection.Message)
+	case f.Phase == v1alpha1.EnginePhaseStopped:
+		return c(ReasonStopped, "Engine is stopped (spec.replicas is 0)")
+	case f.Initializing:
+		return c(ReasonInitializing, "Engine is initializing")
+	case f.Phase != v1alpha1.EnginePhaseStable:
+		if f.Warning != nil {
+			return c(f.Warning.reason(), f.Warning.message())
+		}
+		return c(ReasonRolling, fmt.Sprintf("Engine is in %s phase", f.Phase))
+	case !f.ActivePods.Ready:
+		if f.Warning != nil {
+			return c(f.Warning.reason(), f.Warning.message())
+		}
+		return c(ReasonPodsNotReady, fmt.Sprintf("generation %d has %d of %d pod(s) ready", f.Active, f.ActivePods.ReadyReplicas, f.ActivePods.Desired))
+	}
+	return Condition{Type: TypeEngineReady, Status: metav1.ConditionTrue, Reason: ReasonEngineReady,
+		Message: fmt.Sprintf("serving traffic on generation %d", f.Active)}
+}
+
+// instanceReady is the InstanceReady condition.
+func instanceReady(s instanceState) Condition {
+	switch {
+	case s.Ready:
+		return Condition{Type: TypeInstanceReady, Status: metav1.ConditionTrue, Reason: ReasonInstanceReady, Message: s.Message}
+	case s.Waiting:
+		return Condition{Type: TypeInstanceReady, Status: metav1.ConditionUnknown, Reason: ReasonInstanceNotReady, Message: s.Message}
+	}
+	return Condition{Type: TypeInstanceReady, Status: metav1.ConditionFalse, Reason: ReasonInstanceNotReady, Message: s.Message}
+}
+
+// StatefulSetWarning is the most recent Warning event of a StatefulSet.
+type StatefulSetWarning struct {
+	StatefulSet string
+	Reason      string
+	Message     string
+	Count       int32
+}
+
+// reason is the event's reason as a condition reason: letters and digits
+// only, starting with a letter; else the generic StatefulSetWarning.
+func (w StatefulSetWarning) reason() string {
+	var b strings.Builder
+	for _, r := range w.Reason {
+		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			b.WriteRune(r)
+		}
+	}
+	s := b.String()
+	if s == "" || !unicode.IsLetter(rune(s[0])) {
+		return ReasonStatefulSetWarning
+	}
+	return s
+}
+
+func (w StatefulSetWarning) message() string {
+	n := w.Count
+	if n < 1 {
+		n = 1
+	}
+	return fmt.Sprintf("StatefulSet %s: %s (x%d)", w.StatefulSet, strings.TrimSpace(w.Message), n)
+}

@@ -1,0 +1,178 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+)
+
+func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
+	t.Helper()
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestRead(t *testing.T) {
+	xr := func(labels map[string]any, classRef string) map[string]any {
+		spec := map[string]any{"instanceRef": "inst", "replicas": float64(2), "claimRef": map[string]any{"name": "demo"},
+			"customEngineConfig": map[string]any{"storage": map[string]any{"bucket": "b"}}}
+		if classRef != "" {
+			spec["engineClassRef"] = classRef
+		}
+		return map[string]any{
+			"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltEngine",
+			"metadata": map[string]any{"name": "demo-x", "uid": "xr-uid", "generation": float64(7), "labels": labels},
+			"spec":     spec,
+			"status":   map[string]any{"phase": "stable", "currentGeneration": float64(2), "activeGeneration": float64(2), "conditions": []any{}},
+		}
+	}
+	claim := map[string]any{"crossplane.io/claim-name": "demo", "crossplane.io/claim-namespace": "firebolt"}
+	instance := func(name string) *fnv1.Resource {
+		return &fnv1.Resource{Resource: mustStruct(t, map[string]any{
+			"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltInstance",
+			"metadata": map[string]any{"name": name, "namespace": "firebolt"},
+			"spec":     map[string]any{"id": "ID", "metadataNG": false, "compositionRef": map[string]any{"name": "x"}},
+			"status":   map[string]any{"metadataReady": true, "metadataEndpoint": "ep:7000"},
+		})}
+	}
+	class := &fnv1.Resource{Resource: mustStruct(t, map[string]any{
+		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngineClass",
+		"metadata": map[string]any{"name": "big", "namespace": "firebolt"},
+		"spec":     map[string]any{"template": map[string]any{}, "rollout": "recreate"},
+	})}
+
+	type view struct {
+		Composite         CompositeMeta
+		Engine, Namespace string
+		Replicas          int32
+		CustomConfig      string
+		Phase             v1alpha1.EnginePhase
+		Instance          InstanceRef
+		Class             ClassRef
+		Observed          []resource.Name
+	}
+	cases := map[string]struct {
+		req  *fnv1.RunFunctionRequest
+		want view
+	}{
+		"NothingRequiredYet": {
+			req: &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr(claim, ""))}}},
+			want: view{
+				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid", Generation: 7}, Engine: "demo", Namespace: "firebolt",
+				Replicas: 2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable", Instance: InstanceRef{Name: "inst"},
+			},
+		},
+		"InstanceNotFound": {
+			req: &fnv1.RunFunctionRequest{
+				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr(claim, ""))}},
+				RequiredResources: map[string]*fnv1.Resources{"instance": {}},
+			},
+			want: view{
+				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid", Generation: 7}, Engine: "demo", Namespace: "firebolt",
+				Replicas: 2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable", Instance: InstanceRef{Name: "inst", Resolved: true},
+			},
+		},
+		"StaleRequirementIsNotTheInstance": {
+			req: &fnv1.RunFunctionRequest{
+				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr(claim, ""))}},
+				RequiredResources: map[string]*fnv1.Resources{"instance": {Items: []*fnv1.Resource{instance("other")}}},
+			},
+			want: view{
+				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid", Generation: 7}, Engine: "demo", Namespace: "firebolt",
+				Replicas: 2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable", Instance: InstanceRef{Name: "inst", Resolved: true},
+			},
+		},
+		"InstanceAndClassFoundObservedResources": {
+			req: &fnv1.RunFunctionRequest{
+				Observed: &fnv1.State{
+					Composite: &fnv1.Resource{Resource: mustStruct(t, xr(claim, "big"))},
+					Resources: map[string]*fnv1.Resource{
+						"g2-statefulset": {Resource: mustStruct(t, map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet"})},
+						"service":        {Resource: mustStruct(t, map[string]any{"apiVersion": "v1", "kind": "Service"})},
+					},
+				},
+				RequiredResources: map[string]*fnv1.Resources{"instance": {Items: []*fnv1.Resource{instance("inst")}}, "class": {Items: []*fnv1.Resource{class}}},
+			},
+			want: view{
+				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid", Generation: 7}, Engine: "demo", Namespace: "firebolt",
+				Replicas: 2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable",
+				Instance: InstanceRef{Name: "inst", Resolved: true, Found: true,
+					Spec:   v1alpha1.FireboltInstanceSpec{ID: "ID"},
+					Status: v1alpha1.FireboltInstanceStatus{MetadataReady: true, MetadataEndpoint: "ep:7000"}},
+				Class:    ClassRef{Name: "big", Resolved: true, Found: true, Spec: v1alpha1.FireboltEngineClassSpec{Rollout: "recreate"}},
+				Observed: []resource.Name{"g2-statefulset", "service"},
+			},
+		},
+		"NoClaimLabels": {
+			req: &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr(nil, ""))}}},
+			want: view{
+				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid", Generation: 7},
+				Replicas:  2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable", Instance: InstanceRef{Name: "inst"},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in, err := Read(tc.req, testConfig(t))
+			if err != nil {
+				t.Fatalf("Read: %v", err)
+			}
+			got := view{Composite: in.Composite, Engine: in.Engine, Namespace: in.Namespace, Replicas: in.Spec.Replicas,
+				Phase: in.Status.Phase, Instance: in.Instance, Class: in.Class}
+			if in.Spec.CustomEngineConfig != nil {
+				got.CustomConfig = string(in.Spec.CustomEngineConfig.Raw)
+			}
+			for _, n := range []resource.Name{"g2-statefulset", "service"} {
+				if in.Observed[n] != nil {
+					got.Observed = append(got.Observed, n)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Read: -want, +got:\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReadRejectsAnUndecodableSpec(t *testing.T) {
+	req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, map[string]any{
+		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltEngine",
+		"metadata": map[string]any{"name": "demo-x"}, "spec": map[string]any{"replicas": "two"},
+	})}}}
+	if _, err := Read(req, testConfig(t)); err == nil {
+		t.Error("Read of a spec with replicas \"two\": want an error, got none")
+	}
+}
+
+func TestParseResourceName(t *testing.T) {
+	type parsed struct {
+		Gen    int
+		Suffix string
+		OK     bool
+	}
+	cases := map[resource.Name]parsed{
+		"g0-statefulset": {0, "statefulset", true},
+		"g12-config":     {12, "config", true},
+		"g3-headless":    {3, "headless", true},
+		"service":        {},
+		"g-config":       {},
+		"g01-config":     {},
+		"g1-other":       {},
+		"g-1-config":     {},
+	}
+	for n, want := range cases {
+		g, s, ok := parseResourceName(n)
+		if diff := cmp.Diff(want, parsed{g, s, ok}); diff != "" {
+			t.Errorf("parseResourceName(%q): -want, +got:\n%s", n, diff)
+		}
+	}
+}

@@ -1,0 +1,548 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/class"
+)
+
+// Requeue intervals. Progress never waits on a slow poll: a pass that
+// moved the machine asks to be called again at once.
+const (
+	ttlProgress = 1 * time.Second
+	ttlCreating = 5 * time.Second
+	ttlGated    = 10 * time.Second
+)
+
+// terminalPhase is where a finished rollout rests: stopped for zero
+// replicas, stable otherwise. Every transition into a terminal phase goes
+// through here, so the distinction is made in one place.
+func terminalPhase(spec v1alpha1.FireboltEngineSpec) v1alpha1.EnginePhase {
+	if spec.Replicas == 0 {
+		return v1alpha1.EnginePhaseStopped
+	}
+	return v1alpha1.EnginePhaseStable
+}
+
+// emitMode says which of a generation's objects a call returns.
+type emitMode int
+
+const (
+	// emitAll returns every object, creating any that is missing.
+	emitAll emitMode = iota + 1
+	// emitExisting returns only objects that exist, so they survive
+	// without anything new being created.
+	emitExisting
+)
+
+// Compute is the compute layer: from the inputs, the live signals and the
+// time, the plan of this call. It is pure: no I/O, no clock, no randomness.
+func Compute(in Inputs, sig Signals, now time.Time) Plan {
+	if in.Engine == "" || in.Namespace == "" {
+		return frozen(in, now)
+	}
+	m := newMachine(in, sig)
+	m.step()
+	return m.plan(now)
+}
+
+// machine holds one call's decision while it is being made.
+type machine struct {
+	in  Inputs
+	sig Signals
+
+	instance     instanceState
+	classProblem string
+	rejection    *rejection
+	policy       Policy
+	// gatedPhase: the phase this call runs in may render from the spec, so
+	// it consults the instance and the class (stable, stopped, creating).
+	gatedPhase bool
+
+	next     v1alpha1.FireboltEngineStatus
+	emit     map[int]emitMode
+	recorded map[int]Recording
+	route    int
+	// abandoned is a generation returned one last time, without its
+	// recording; -1 when none.
+	abandoned int
+	results   []Result
+	ttl       time.Duration
+	drainMsg  string
+}
+
+func newMachine(in Inputs, sig Signals) *machine {
+	m := &machine{
+		in:        in,
+		sig:       sig,
+		instance:  evaluateInstance(in),
+		policy:    effectivePolicy(in.Spec, in.classSpec()),
+		emit:      map[int]emitMode{},
+		recorded:  map[int]Recording{},
+		route:     -1,
+		abandoned: -1,
+		next: v1alpha1.FireboltEngineStatus{
+			ObservedGeneration: in.Status.ObservedGeneration,
+			CurrentGeneration:  in.Status.CurrentGeneration,
+			ActiveGeneration:   in.Status.ActiveGeneration,
+			Phase:              in.Status.Phase,
+		},
+	}
+	if d := in.Status.DrainingGeneration; d != nil {
+		m.next.DrainingGeneration = ptrTo(*d)
+	}
+	switch {
+	case in.Class.Name == "":
+	case !in.Class.Resolved:
+		m.classProblem = fmt.Sprintf("waiting for Crossplane to fetch FireboltEngineClass %s/%s", in.Namespace, in.Class.Name)
+	case !in.Class.Found:
+		m.classProblem = fmt.Sprintf("FireboltEngineClass %s/%s not found: create it or change spec.engineClassRef", in.Namespace, in.Class.Name)
+	case in.Class.Err != "":
+		m.classProblem = fmt.Sprintf("FireboltEngineClass %s/%s: %s", in.Namespace, in.Class.Name, in.Class.Err)
+	}
+	m.rejection = validateTemplates(in)
+	return m
+}
+
+// canRender: everything a rendering needs is there and acceptable.
+func (m *machine) canRender() bool {
+	return m.instance.Ready && m.classProblem == "" && m.rejection == nil
+}
+
+// step runs the phase machine: one function decides every transition.
+func (m *machine) step() {
+	st := m.in.Status
+	switch st.Phase {
+	case "":
+		m.gatedPhase = true
+		m.initialize()
+	case v1alpha1.EnginePhaseCreating:
+		m.gatedPhase = true
+		m.creating()
+	case v1alpha1.EnginePhaseSwitching:
+		m.switching()
+	case v1alpha1.EnginePhaseDraining:
+		m.draining()
+	case v1alpha1.EnginePhaseCleaning:
+		m.cleaning()
+	default:
+		// stable, stopped, and any phase this function does not know.
+		m.gatedPhase = true
+		if st.ActiveGeneration < 0 || st.CurrentGeneration != st.ActiveGeneration {
+			// A terminal phase serves its current generation; without one
+			// there is a generation to create.
+			m.creating()
+			return
+		}
+		m.stable()
+	}
+}
+
+// initialize is the first call, as the original's: phase creating, no
+// active generation, the current generation (0) still to be rendered.
+func (m *machine) initialize() {
+	m.next.Phase = v1alpha1.EnginePhaseCreating
+	m.next.ActiveGeneration = -1
+	m.next.DrainingGeneration = nil
+	m.event(SeverityNormal, "NewGeneration", fmt.Sprintf("Creating generation %d", m.next.CurrentGeneration))
+	m.ttl = ttlProgress
+}
+
+// stable handles stable and stopped: re-apply the active generation exactly
+// as recorded and detect drift. Drift writes only the intent: the bumped
+// generation, phase creating and the new generation's rendering; its
+// objects appear on the next call, after the status holds the rendering.
+func (m *machine) stable() {
+	n := m.in.Status.ActiveGeneration
+	m.route = n
+	if !m.canRender() {
+		m.emit[n] = emitExisting
+		m.ttl = min(m.in.Config.StableTTL, ttlGated)
+		return
+	}
+	m.emit[n] = emitAll
+	if rec, ok := m.in.Renderings[n]; ok && rec.usable() && rec.Hash == m.render(n).Hash {
+		m.next.Phase = terminalPhase(m.in.Spec)
+		m.next.ObservedGeneration = m.in.Composite.Generation
+		m.ttl = m.in.Config.StableTTL
+		return
+	}
+	m.next.CurrentGeneration = n + 1
+	m.next.Phase = v1alpha1.EnginePhaseCreating
+	m.recorded[n+1] = m.render(n + 1)
+	m.event(SeverityNormal, "NewGeneration", fmt.Sprintf("Creating generation %d to replace generation %d", n+1, n))
+	m.ttl = ttlProgress
+}
+
+// creating ensures the current generation and waits for its pods. A spec
+// change against a generation whose rendering is already recorded abandons
+// it (its objects are left out, so Crossplane deletes them) and moves to the
+// next number: a live StatefulSet is never patched in place, and a number
+// is never reused while its old objects may still be terminating.
+func (m *machine) creating() {
+	n, a := m.in.Status.CurrentGeneration, m.in.Status.ActiveGeneration
+	m.next.Phase = v1alpha1.EnginePhaseCreating
+	if a >= 0 && a != n {
+		m.emit[a] = emitAll
+		m.route = a
+	}
+	if !m.canRender() {
+		m.emit[n] = emitExisting
+		m.ttl = ttlCreating
+		return
+	}
+	want := m.render(n)
+	rec, ok := m.in.Renderings[n]
+	switch {
+	case !ok || !rec.usable():
+		if m.generationExists(n) {
+			m.abandon(n, "its objects exist without a recorded rendering")
+			return
+		}
+		// Record first; the objects follow on the next call.
+		m.recorded[n] = want
+		m.ttl = ttlProgress
+		return
+	case rec.Hash != want.Hash:
+		m.abandon(n, "the spec changed")
+		return
+	}
+	m.emit[n] = emitAll
+	if m.pods(n).Ready {
+		m.next.Phase = v1alpha1.EnginePhaseSwitching
+		m.ttl = ttlProgress
+		return
+	}
+	m.ttl = ttlCreating
+}
+
+// abandon moves on to generation n+1 and records its rendering. Generation
+// n's existing objects are still returned in this response, so they are
+// only deleted once the status no longer references n: were they left out
+// now, a crash before the status write could have the next call re-create
+// a generation whose objects are still terminating.
+func (m *machine) abandon(n int, why string) {
+	m.emit[n] = emitExisting
+	m.abandoned = n
+	m.next.CurrentGeneration = n + 1
+	m.recorded[n+1] = m.render(n + 1)
+	m.event(SeverityNormal, "Abandoned", fmt.Sprintf("Abandoned generation %d before it served traffic: %s; creating generation %d", n, why, n+1))
+	m.ttl = ttlProgress
+}
+
+// switching points the routing Service at the current generation, then,
+// once the observed Service selects it, records it as active.
+func (m *machine) switching() {
+	n, a := m.in.Status.CurrentGeneration, m.in.Status.ActiveGeneration
+	m.ttl = ttlProgress
+	if a >= 0 && a != n {
+		m.emit[a] = emitAll
+	}
+	if rec, ok := m.in.Renderings[n]; (!ok || !rec.usable()) && !m.generationExists(n) {
+		// Nothing to switch to: the generation was never created.
+		m.next.Phase = v1alpha1.EnginePhaseCreating
+		if a >= 0 {
+			m.route = a
+		}
+		return
+	}
+	m.emit[n] = emitAll
+	m.route = n
+	if routedGeneration(m.in.Observed[RoutingServiceKey]) != n {
+		return
+	}
+	m.next.ActiveGeneration = n
+	if a >= 0 && a != n {
+		m.next.DrainingGeneration = ptrTo(a)
+		m.next.Phase = v1alpha1.EnginePhaseDraining
+		m.event(SeverityNormal, "Switched", fmt.Sprintf("Routing traffic to generation %d; draining generation %d", n, a))
+		return
+	}
+	m.next.DrainingGeneration = nil
+	m.next.Phase = terminalPhase(m.in.Spec)
+	m.event(SeverityNormal, "Switched", fmt.Sprintf("Routing traffic to generation %d", n))
+}
+
+// draining keeps the old generation until it has drained. The spec is not
+// consulted: a change waits until the rollout is done.
+func (m *machine) draining() {
+	a := m.in.Status.ActiveGeneration
+	m.emit[a] = emitAll
+	m.route = a
+	m.ttl = ttlProgress
+	d := m.in.Status.DrainingGeneration
+	if d == nil || *d == a {
+		m.next.DrainingGeneration = nil
+		m.next.Phase = terminalPhase(m.in.Spec)
+		return
+	}
+	// An old generation is only ever kept, never re-created.
+	m.emit[*d] = emitExisting
+
+	why := ""
+	switch {
+	case m.in.Observed[resourceName(*d, suffixStatefulSet)] == nil:
+		why = "its StatefulSet is gone"
+	case m.policy.Rollout == v1alpha1.RolloutRecreate:
+		why = "rollout is recreate"
+	case !m.policy.DrainCheckEnabled:
+		why = "the drain check is disabled"
+	case m.sig.Drain != nil && m.sig.Drain.Drained:
+		why = "no pod serves queries"
+	}
+	if why == "" {
+		switch {
+		case m.sig.Drain == nil:
+			m.drainMsg = "the drain check did not run"
+		case m.sig.Drain.Failing:
+			m.drainMsg = m.sig.Drain.Message
+		}
+		m.ttl = m.policy.DrainCheckInterval
+		return
+	}
+	m.next.Phase = v1alpha1.EnginePhaseCleaning
+	m.event(SeverityNormal, "Drained", fmt.Sprintf("Generation %d drained: %s", *d, why))
+}
+
+// cleaning leaves the drained generation out, so Crossplane deletes it, and
+// ends the rollout.
+func (m *machine) cleaning() {
+	a := m.in.Status.ActiveGeneration
+	m.emit[a] = emitAll
+	m.route = a
+	if d := m.in.Status.DrainingGeneration; d != nil && *d != a {
+		m.event(SeverityNormal, "Cleaned", fmt.Sprintf("Deleted generation %d", *d))
+	}
+	m.next.DrainingGeneration = nil
+	m.next.Phase = terminalPhase(m.in.Spec)
+	m.ttl = ttlProgress
+}
+
+// render renders generation gen from the current spec. Only called when
+// canRender.
+func (m *machine) render(gen int) Recording {
+	if rec, ok := m.recorded[gen]; ok {
+		return rec
+	}
+	return record(gen, renderGeneration(renderInput{
+		Engine:           m.in.Engine,
+		Namespace:        m.in.Namespace,
+		Gen:              gen,
+		Spec:             m.in.Spec,
+		Class:            m.in.classSpec(),
+		InstanceID:       m.instance.ID,
+		MetadataEndpoint: m.instance.MetadataEndpoint,
+		CustomConfig:     effectiveCustomConfig(m.in.Spec, m.in.classSpec()),
+		Images:           m.in.Config.Images,
+	}))
+}
+
+// generationExists reports whether any object of generation gen is
+// observed.
+func (m *machine) generationExists(gen int) bool {
+	for _, s := range generationSuffixes {
+		if m.in.Observed[resourceName(gen, s)] != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// pods is generation gen's pod state, against the replica count its
+// StatefulSet was rendered with. For the current generation that is the
+// spec's: its objects are only returned while its rendering matches the
+// spec, which is why drift is checked before readiness.
+func (m *machine) pods(gen int) podsState {
+	desired := int64(m.in.Spec.Replicas)
+	if rec, ok := m.in.Renderings[gen]; ok && rec.usable() {
+		desired = number(rec.Objects.StatefulSet, "spec", "replicas")
+	} else if obs := m.in.Observed[resourceName(gen, suffixStatefulSet)]; obs != nil {
+		desired = number(obs.Object, "spec", "replicas")
+	}
+	return statefulSetPods(m.in.Observed[resourceName(gen, suffixStatefulSet)], desired)
+}
+
+func (m *machine) event(s Severity, reason, msg string) {
+	m.results = append(m.results, Result{Severity: s, Reason: reason, Message: msg})
+}
+
+// plan assembles the call's Plan from the decision.
+func (m *machine) plan(now time.Time) Plan {
+	p := Plan{
+		Resources:    map[resource.Name]DesiredObject{},
+		Results:      m.results,
+		TTL:          m.ttl,
+		Requirements: requirements(m.in),
+	}
+
+	keep := map[int]Recording{}
+	for gen, mode := range m.emit {
+		rec, hasRec := m.in.Renderings[gen]
+		hasRec = hasRec && rec.usable()
+		if hasRec && gen != m.abandoned {
+			keep[gen] = rec
+		}
+		for _, s := range generationSuffixes {
+			name := resourceName(gen, s)
+			obs := m.in.Observed[name]
+			if mode == emitExisting && obs == nil {
+				continue
+			}
+			var obj map[string]any
+			switch {
+			case hasRec:
+				obj = deepCopy(rec.Objects.bySuffix(s))
+			case obs != nil:
+				obj = sanitized(obs)
+			default:
+				continue
+			}
+			p.Resources[name] = DesiredObject{Object: obj, Ready: m.objectReady(gen, s, obs)}
+		}
+	}
+	for gen, rec := range m.recorded {
+		keep[gen] = rec.encoded()
+	}
+	if m.route >= 0 {
+		obs := m.in.Observed[RoutingServiceKey]
+		p.Resources[RoutingServiceKey] = DesiredObject{Object: RenderRoutingService(m.in.Engine, m.in.Namespace, m.route), Ready: obs != nil}
+	}
+	if u, ok := classUsage(m.in); ok {
+		p.Resources[class.UsageResourceName] = u
+	}
+
+	m.next.Renderings = statusRenderings(keep)
+	p.Status = withLastReconciled(m.in.Status, m.next, now)
+
+	ready := engineReady(m.readyFacts())
+	p.Conditions = []Condition{ready, instanceReady(m.instance)}
+	p.Ready = ready.Status == metav1.ConditionTrue
+	return p
+}
+
+func (m *machine) objectReady(gen int, suffix string, obs *unstructured.Unstructured) bool {
+	if suffix == suffixStatefulSet {
+		return m.pods(gen).Ready
+	}
+	return obs != nil
+}
+
+func (m *machine) readyFacts() readyFacts {
+	f := readyFacts{
+		Phase:        m.next.Phase,
+		Initializing: m.in.Status.Phase == "",
+		Gated:        m.gatedPhase,
+		Instance:     m.instance,
+		ClassProblem: m.classProblem,
+		Rejection:    m.rejection,
+		DrainFailing: m.drainMsg,
+		Active:       m.next.ActiveGeneration,
+	}
+	if d := m.in.Status.DrainingGeneration; d != nil {
+		f.DrainingGen = *d
+	}
+	if f.Active >= 0 {
+		f.ActivePods = m.pods(f.Active)
+	}
+	if _, stuck := dueWarningLookup(m.in); stuck && m.sig.Warning != nil {
+		f.Warning = m.sig.Warning
+	}
+	return f
+}
+
+// withLastReconciled stamps lastReconciled when the status changes and
+// keeps it otherwise. A status that changes on every call would be a
+// status write on every call, and every write of the composite makes
+// Crossplane reconcile it again.
+func withLastReconciled(prev, next v1alpha1.FireboltEngineStatus, now time.Time) v1alpha1.FireboltEngineStatus {
+	next.LastReconciled = prev.LastReconciled
+	if next.LastReconciled == nil || !sameStatus(prev, next) {
+		t := metav1.NewTime(now.UTC().Truncate(time.Second))
+		next.LastReconciled = &t
+	}
+	return next
+}
+
+// sameStatus compares statuses as they are written, ignoring
+// lastReconciled.
+func sameStatus(a, b v1alpha1.FireboltEngineStatus) bool {
+	a.LastReconciled, b.LastReconciled = nil, nil
+	a.Renderings = statusRenderings(decodeRecordingsKeepEncoded(a.Renderings))
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return reflect.DeepEqual(ja, jb)
+}
+
+// decodeRecordingsKeepEncoded indexes renderings without decoding them, to
+// normalise their order.
+func decodeRecordingsKeepEncoded(rs []v1alpha1.GenerationRendering) map[int]Recording {
+	out := make(map[int]Recording, len(rs))
+	for _, r := range rs {
+		out[r.Generation] = Recording{Generation: r.Generation, Hash: r.Hash, Encoded: r.Objects}
+	}
+	return out
+}
+
+// classUsage is the Usage that stops the engine's class from being deleted
+// while the engine names it. It is composed once the class exists (a Usage
+// of a missing object cannot become ready) and kept while it is observed, so
+// a call whose requirements are not resolved yet does not drop it. The
+// first call writes only the status intent, like every other object.
+func classUsage(in Inputs) (DesiredObject, bool) {
+	obs := in.Observed[class.UsageResourceName]
+	if in.Class.Name == "" || in.Status.Phase == "" || (!in.Class.Found && obs == nil) {
+		return DesiredObject{}, false
+	}
+	return DesiredObject{Object: class.Usage(in.Namespace, in.Engine, in.Class.Name).Object, Ready: obs != nil}, true
+}
+
+// frozen is the plan for a composite without claim labels: the function
+// cannot name or place anything, so it keeps whatever exists exactly as it
+// is and says why.
+func frozen(in Inputs, now time.Time) Plan {
+	p := Plan{Resources: map[resource.Name]DesiredObject{}, TTL: in.Config.StableTTL}
+	keep := map[int]Recording{}
+	for name, obs := range in.Observed {
+		obj := sanitized(obs)
+		if gen, suffix, ok := parseResourceName(name); ok {
+			if rec, ok := in.Renderings[gen]; ok && rec.usable() {
+				obj = deepCopy(rec.Objects.bySuffix(suffix))
+				keep[gen] = rec
+			}
+		}
+		p.Resources[name] = DesiredObject{Object: obj, Ready: true}
+	}
+	next := in.Status
+	next.Renderings = statusRenderings(keep)
+	p.Status = withLastReconciled(in.Status, next, now)
+	p.Conditions = []Condition{{
+		Type: TypeEngineReady, Status: metav1.ConditionFalse, Reason: ReasonClaimLabelsMissing,
+		Message: fmt.Sprintf("composite %s has no %s and %s labels: create engines through a FireboltEngine claim", in.Composite.Name, LabelClaimName, LabelClaimNamespace),
+	}}
+	return p
+}
+
+// requirements asks for the instance and, when referenced, the class: the
+// claims, in the claim's namespace.
+func requirements(in Inputs) map[string]Requirement {
+	r := map[string]Requirement{}
+	apiVersion := v1alpha1.SchemeGroupVersion.String()
+	if in.Spec.InstanceRef != "" {
+		r[RequirementInstance] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltInstanceKind, Name: in.Spec.InstanceRef, Namespace: in.Namespace}
+	}
+	if in.Class.Name != "" {
+		r[RequirementClass] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltEngineClassKind, Name: in.Class.Name, Namespace: in.Namespace}
+	}
+	return r
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,164 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+)
+
+// TestOlderGenerationsAreReturnedAsRecorded: while a new generation rolls
+// out, the old one is returned byte for byte as it was rendered, never
+// re-rendered from the new spec, class or instance.
+func TestOlderGenerationsAreReturnedAsRecorded(t *testing.T) {
+	in := rollingAt(t, "creating", 0, baseSpec(), imageSpec("ghcr.io/firebolt-db/engine:v2"))
+	old := in.Renderings[0]
+	in.Instance.Status.MetadataEndpoint = "moved:7000"
+	in.Spec.Template = &corev1.PodTemplateSpec{Spec: corev1.PodSpec{NodeSelector: map[string]string{"zone": "b"}}}
+	p := Compute(in, Signals{}, testNow)
+	for _, s := range generationSuffixes {
+		if diff := cmp.Diff(old.Objects.bySuffix(s), p.Resources[resourceName(0, s)].Object); diff != "" {
+			t.Errorf("%s: -recorded, +returned:\n%s", resourceName(0, s), diff)
+		}
+	}
+	if p.Status.Renderings[0] != (v1alpha1.GenerationRendering{Generation: 0, Hash: old.Hash, Objects: old.Encoded}) {
+		t.Errorf("generation 0's recording changed: %+v", p.Status.Renderings[0])
+	}
+}
+
+// TestApiServerDefaultsAreNotDrift: the observed StatefulSet carries every
+// field the API server defaults and Crossplane adds; drift compares
+// renderings, so none of it counts.
+func TestApiServerDefaultsAreNotDrift(t *testing.T) {
+	in := stableAt(t, 5, baseSpec())
+	sts := in.Observed[resourceName(5, suffixStatefulSet)]
+	sts.SetLabels(map[string]string{"crossplane.io/composite": "demo-x7k2p", LabelEngine: "demo", LabelGeneration: "5"})
+	sts.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "compute.firebolt.io/v1alpha1", Kind: "XFireboltEngine", Name: "demo-x7k2p", UID: "xr-uid"}})
+	sts.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "apiextensions.crossplane.io/composed"}})
+	sts.Object["spec"].(map[string]any)["minReadySeconds"] = int64(0)
+	tpl := sts.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	c := tpl["containers"].([]any)[0].(map[string]any)
+	c["terminationMessagePath"] = "/dev/termination-log"
+	c["terminationMessagePolicy"] = "File"
+	c["readinessProbe"].(map[string]any)["successThreshold"] = int64(1)
+
+	got := summarize(Compute(in, Signals{}, testNow))
+	if got.Phase != v1alpha1.EnginePhaseStable || got.Current != 5 || len(got.Events) != 0 {
+		t.Errorf("defaulted observed StatefulSet: want stable at generation 5 without events, got %+v", got)
+	}
+}
+
+func TestLastReconciled(t *testing.T) {
+	earlier := metav1.NewTime(testNow.Add(-time.Hour))
+	now := metav1.NewTime(testNow)
+	cases := map[string]struct {
+		in   func(t *testing.T) Inputs
+		want *metav1.Time
+	}{
+		"KeptWhenNothingChanges": {
+			in: func(t *testing.T) Inputs {
+				in := stableAt(t, 0, baseSpec())
+				in.Status.ObservedGeneration = in.Composite.Generation
+				return in
+			},
+			want: &earlier,
+		},
+		"StampedOnATransition": {
+			in:   func(t *testing.T) Inputs { return drainingAt(t, "cleaning", 0, baseSpec(), replicasSpec(3)) },
+			want: &now,
+		},
+		"StampedWhenRenderingsChange": {
+			in:   func(t *testing.T) Inputs { return testInputs(t, "creating", 0, -1) },
+			want: &now,
+		},
+		"StampedWhenMissing": {
+			in: func(t *testing.T) Inputs {
+				in := stableAt(t, 0, baseSpec())
+				in.Status.ObservedGeneration = in.Composite.Generation
+				in.Status.LastReconciled = nil
+				return in
+			},
+			want: &now,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Compute(tc.in(t), Signals{}, testNow).Status.LastReconciled
+			if !got.Equal(tc.want) {
+				t.Errorf("lastReconciled: want %v, got %v", tc.want, got)
+			}
+		})
+	}
+}
+
+// TestFrozenWithoutClaimLabels: without the claim's labels nothing can be
+// named or placed, so everything observed is kept exactly as it is.
+func TestFrozenWithoutClaimLabels(t *testing.T) {
+	in := rollingAt(t, "creating", 0, baseSpec(), replicasSpec(3))
+	in.Engine, in.Namespace = "", ""
+	p := Compute(in, Signals{}, testNow)
+	want := map[resource.Name]bool{}
+	for n := range in.Observed {
+		want[n] = true
+	}
+	if diff := cmp.Diff(want, summarize(p).Resources); diff != "" {
+		t.Errorf("resources: -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff(in.Renderings[1].Objects.StatefulSet, p.Resources["g1-statefulset"].Object); diff != "" {
+		t.Errorf("g1-statefulset should be its recording: -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff(sanitized(in.Observed[RoutingServiceKey]), p.Resources[RoutingServiceKey].Object); diff != "" {
+		t.Errorf("service should be the sanitised observed object: -want, +got:\n%s", diff)
+	}
+	st := p.Status
+	st.LastReconciled = in.Status.LastReconciled
+	if diff := cmp.Diff(in.Status, st); diff != "" {
+		t.Errorf("status: -want, +got:\n%s", diff)
+	}
+	if len(p.Requirements) != 0 || p.Ready || p.Conditions[0].Reason != ReasonClaimLabelsMissing {
+		t.Errorf("want no requirements, not ready, ClaimLabelsMissing; got %v, %v, %v", p.Requirements, p.Ready, p.Conditions)
+	}
+}
+
+func TestRequirements(t *testing.T) {
+	in := stableAt(t, 0, baseSpec())
+	in.Spec.EngineClassRef = classRef("big")
+	in.Class = foundClass("big", corev1.PodTemplateSpec{})
+	want := map[string]Requirement{
+		"instance": {APIVersion: "compute.firebolt.io/v1alpha1", Kind: "FireboltInstance", Name: "inst", Namespace: "firebolt"},
+		"class":    {APIVersion: "compute.firebolt.io/v1alpha1", Kind: "FireboltEngineClass", Name: "big", Namespace: "firebolt"},
+	}
+	if diff := cmp.Diff(want, Compute(in, Signals{}, testNow).Requirements); diff != "" {
+		t.Errorf("requirements: -want, +got:\n%s", diff)
+	}
+}
+
+func TestSanitized(t *testing.T) {
+	in := stableAt(t, 0, baseSpec())
+	obs := in.Observed[resourceName(0, suffixHeadless)]
+	ann := obs.GetAnnotations()
+	ann[annotationLastAppliedKubectl] = "{}"
+	obs.SetAnnotations(ann)
+	got := sanitized(obs)
+	md := got["metadata"].(map[string]any)
+	want := map[string]any{
+		"name": "demo-g0-hl", "namespace": "firebolt",
+		"labels":      map[string]any{LabelEngine: "demo", LabelGeneration: "0"},
+		"annotations": map[string]any{"crossplane.io/composition-resource-name": "g0-headless"},
+	}
+	if diff := cmp.Diff(want, md); diff != "" {
+		t.Errorf("sanitised metadata: -want, +got:\n%s", diff)
+	}
+	if _, ok := got["status"]; ok {
+		t.Error("sanitised object kept its status")
+	}
+	if obs.GetUID() == "" {
+		t.Error("sanitized modified the observed object")
+	}
+}

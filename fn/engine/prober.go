@@ -1,0 +1,42 @@
+package engine
+
+import (
+	"context"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
+)
+
+// errNoKube is what both live signals report without cluster access.
+const errNoKube = "no Kubernetes client configured"
+
+// NewProber returns a DrainProber that scrapes through fn/scrape with kube.
+// kube may be nil: every check then fails with errNoKube, which the
+// composer reports as DrainCheckFailing. Scrape clients are kept per
+// option set, so concurrent calls share connections.
+func NewProber(kube kubernetes.Interface) DrainProber {
+	return &scrapeProber{kube: kube, clients: map[scrape.Options]*scrape.Client{}}
+}
+
+type scrapeProber struct {
+	kube    kubernetes.Interface
+	mu      sync.Mutex
+	clients map[scrape.Options]*scrape.Client
+}
+
+func (p *scrapeProber) Drain(ctx context.Context, namespace string, selector labels.Selector, o scrape.Options) scrape.Verdict {
+	if p.kube == nil {
+		return scrape.Verdict{Failing: true, Message: errNoKube}
+	}
+	p.mu.Lock()
+	c, ok := p.clients[o]
+	if !ok {
+		c = scrape.New(p.kube, nil, o)
+		p.clients[o] = c
+	}
+	p.mu.Unlock()
+	return c.Drain(ctx, namespace, selector)
+}

@@ -1,0 +1,674 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn"
+	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
+	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
+)
+
+// The simulated engine, its claim and its instance.
+const (
+	simXRName    = "demo-x7k2p"
+	simXRUID     = "5f0c2a3e-7d41-4c55-9b1e-2f6a8d3c9e01"
+	simEngine    = "demo"
+	simNamespace = "firebolt"
+	simInstance  = "inst"
+	simClass     = "big"
+)
+
+var simEpoch = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+// failer is what the simulator reports violations to: *testing.T or
+// *rapid.T.
+type failer interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// draws are the simulator's choices: random under rapid, fixed for
+// fixtures.
+type draws interface {
+	intn(lo, hi int, label string) int
+}
+
+// scripted draws take the low end (no crashes, no shuffles) except for
+// pod delays, which are podDelay steps.
+type scripted struct{ podDelay *int }
+
+func (s scripted) intn(lo, hi int, label string) int {
+	if label == "pod delay" {
+		return min(max(*s.podDelay, lo), hi)
+	}
+	return lo
+}
+
+// sim is Crossplane and a cluster, reduced to what the engine composer
+// relies on: it observes the composite and its composed resources, resolves
+// requirements until they settle, deletes observed resources missing from
+// the desired state, applies the desired ones keeping the name each
+// resource-name first had, replaces the composite status with the desired
+// one (resources first, status last; a crash may cut the writes anywhere),
+// and makes StatefulSet pods ready after a delay. It checks the seed's
+// invariants after every step.
+type sim struct {
+	t failer
+	d draws
+	f *fn.Function
+
+	step int
+	xr   *unstructured.Unstructured
+	objs map[resource.Name]*simObj
+
+	instance *unstructured.Unstructured
+	classes  map[string]*unstructured.Unstructured
+	reqs     map[string]*fnv1.ResourceSelector
+
+	// verdict is what the drain check answers; warning the events.
+	verdict scrape.Verdict
+	warning []corev1.Event
+
+	// Crash allows cutting a step's writes short.
+	Crash bool
+	// readyDelay bounds how many steps after creation pods become ready.
+	readyDelay int
+
+	everDeleted map[resource.Name]bool
+	stsCreated  map[int]bool
+	switchedTo  []int
+	// observedReady is which generations' pods the function saw ready
+	// this step.
+	observedReady map[int]bool
+
+	history []string
+
+	lastReq    *fnv1.RunFunctionRequest
+	lastRsp    *fnv1.RunFunctionResponse
+	conditions map[string]*fnv1.Condition
+}
+
+type simObj struct {
+	content map[string]any
+	first   string
+	uid     string
+	readyAt int
+}
+
+func newSim(t failer, d draws, spec map[string]any) *sim {
+	s := &sim{
+		t: t, d: d,
+		objs:        map[resource.Name]*simObj{},
+		classes:     map[string]*unstructured.Unstructured{},
+		reqs:        map[string]*fnv1.ResourceSelector{},
+		everDeleted: map[resource.Name]bool{},
+		stsCreated:  map[int]bool{},
+		conditions:  map[string]*fnv1.Condition{},
+		verdict:     scrape.Verdict{Drained: true},
+		readyDelay:  2,
+	}
+	s.xr = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "compute.firebolt.io/v1alpha1",
+		"kind":       "XFireboltEngine",
+		"metadata": map[string]any{
+			"name": simXRName, "uid": simXRUID, "generation": int64(1),
+			"labels": map[string]any{"crossplane.io/claim-name": simEngine, "crossplane.io/claim-namespace": simNamespace},
+		},
+	}}
+	s.SetSpec(spec)
+	s.xr.SetGeneration(1)
+	s.SetInstance(true)
+	s.SetClass(simClass, "a")
+	c := engine.New(logging.NewNopLogger(), simProber{s}, simEvents{s}, engine.WithClock(s.now))
+	s.f = fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{fn.KindEngine: c})
+	return s
+}
+
+// fail reports a violation with the history that led to it.
+func (s *sim) fail(format string, args ...any) {
+	s.t.Helper()
+	s.t.Fatalf("%s\nhistory:\n%s", fmt.Sprintf(format, args...), strings.Join(s.history, "\n"))
+}
+
+func statusLine(st v1alpha1.FireboltEngineStatus) string {
+	d := "-"
+	if st.DrainingGeneration != nil {
+		d = strconv.Itoa(*st.DrainingGeneration)
+	}
+	return fmt.Sprintf("%s cur=%d act=%d dr=%s", st.Phase, st.CurrentGeneration, st.ActiveGeneration, d)
+}
+
+func (s *sim) now() time.Time { return simEpoch.Add(time.Duration(s.step) * 10 * time.Second) }
+
+// SetSpec changes the claim's spec, as a user edit reaching the composite;
+// Crossplane's own spec fields stay.
+func (s *sim) SetSpec(spec map[string]any) {
+	spec = runtime.DeepCopyJSON(spec)
+	spec["claimRef"] = map[string]any{
+		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngine", "name": simEngine, "namespace": simNamespace,
+	}
+	if specJSON(s.xr.Object["spec"]) == specJSON(spec) {
+		return
+	}
+	s.xr.Object["spec"] = spec
+	s.xr.SetGeneration(s.xr.GetGeneration() + 1)
+}
+
+func specJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// SetInstance makes the instance ready or not.
+func (s *sim) SetInstance(ready bool) {
+	st := map[string]any{"metadataReady": false, "gatewayReady": true}
+	if ready {
+		st = map[string]any{"metadataReady": true, "metadataEndpoint": simInstance + "-metadata." + simNamespace + ".svc.cluster.local:7000", "gatewayReady": true, "phase": "Ready"}
+	}
+	s.instance = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltInstance",
+		"metadata": map[string]any{"name": simInstance, "namespace": simNamespace},
+		"spec":     map[string]any{"id": "01JBCDEFGHJKMNPQRSTVWXYZ00", "metadata": map[string]any{}, "gateway": map[string]any{}},
+		"status":   st,
+	}}
+}
+
+// SetClass creates or edits a class; zone goes into its template so an
+// edit changes the class hash. An empty zone deletes the class.
+func (s *sim) SetClass(name, zone string) {
+	if zone == "" {
+		delete(s.classes, name)
+		return
+	}
+	s.classes[name] = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngineClass",
+		"metadata": map[string]any{"name": name, "namespace": simNamespace},
+		"spec": map[string]any{"template": map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{"tier": "gold"}},
+			"spec":     map[string]any{"nodeSelector": map[string]any{"zone": zone}},
+		}},
+	}}
+}
+
+// Status decodes the composite's status.
+func (s *sim) Status() v1alpha1.FireboltEngineStatus {
+	var st v1alpha1.FireboltEngineStatus
+	b, _ := json.Marshal(s.xr.Object["status"])
+	if err := json.Unmarshal(b, &st); err != nil {
+		s.fail("step %d: cannot decode composite status: %v", s.step, err)
+	}
+	return st
+}
+
+// Spec decodes the composite's spec.
+func (s *sim) Spec() v1alpha1.FireboltEngineSpec {
+	var sp v1alpha1.FireboltEngineSpec
+	b, _ := json.Marshal(s.xr.Object["spec"])
+	_ = json.Unmarshal(b, &sp)
+	return sp
+}
+
+// snapshotReady records which generations' pods are ready in what the
+// function observes this step.
+func (s *sim) snapshotReady() {
+	s.observedReady = map[int]bool{}
+	for name, o := range s.objs {
+		if g, ok := generationOf(name); ok && o.content["kind"] == "StatefulSet" {
+			replicas, _, _ := unstructured.NestedFloat64(o.content, "spec", "replicas")
+			// Zero pods are all ready at once.
+			s.observedReady[g] = replicas == 0 || s.step >= o.readyAt
+		}
+	}
+}
+
+// observed dresses a composed object as the API server and Crossplane
+// return it.
+func (s *sim) observed(name resource.Name, o *simObj) map[string]any {
+	u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(o.content)}
+	u.SetUID(types.UID(o.uid))
+	u.SetGeneration(1)
+	u.SetResourceVersion(strconv.Itoa(s.step + 1))
+	ann := u.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann["crossplane.io/composition-resource-name"] = string(name)
+	u.SetAnnotations(ann)
+	l := u.GetLabels()
+	if l == nil {
+		l = map[string]string{}
+	}
+	l["crossplane.io/composite"] = simXRName
+	l["crossplane.io/claim-name"] = simEngine
+	l["crossplane.io/claim-namespace"] = simNamespace
+	u.SetLabels(l)
+	u.Object["metadata"].(map[string]any)["ownerReferences"] = []any{map[string]any{
+		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltEngine", "name": simXRName, "uid": simXRUID,
+		"controller": true, "blockOwnerDeletion": true,
+	}}
+	if u.GetKind() == "StatefulSet" {
+		replicas, _, _ := unstructured.NestedFloat64(u.Object, "spec", "replicas")
+		// Server-side defaults, which must never count as drift.
+		_ = unstructured.SetNestedField(u.Object, float64(10), "spec", "revisionHistoryLimit")
+		_ = unstructured.SetNestedField(u.Object, "ClusterFirst", "spec", "template", "spec", "dnsPolicy")
+		created, ready := replicas, float64(0)
+		if s.step < o.readyAt-1 {
+			created = 0 // pods not even created yet: a stuck StatefulSet
+		}
+		if s.step >= o.readyAt {
+			ready = replicas
+		}
+		u.Object["status"] = map[string]any{"observedGeneration": float64(1), "replicas": created, "readyReplicas": ready, "availableReplicas": ready}
+	}
+	if u.GetKind() == "Service" {
+		_ = unstructured.SetNestedField(u.Object, "SingleStack", "spec", "ipFamilyPolicy")
+	}
+	return u.Object
+}
+
+func mustStruct(m map[string]any) *structpb.Struct {
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Request builds the request Crossplane would send this step.
+func (s *sim) Request() *fnv1.RunFunctionRequest {
+	req := &fnv1.RunFunctionRequest{
+		Meta: &fnv1.RequestMeta{Tag: "sim"},
+		Observed: &fnv1.State{
+			Composite: &fnv1.Resource{Resource: mustStruct(runtime.DeepCopyJSON(s.xr.Object))},
+			Resources: map[string]*fnv1.Resource{},
+		},
+	}
+	for name, o := range s.objs {
+		req.Observed.Resources[string(name)] = &fnv1.Resource{Resource: mustStruct(s.observed(name, o))}
+	}
+	s.resolve(req)
+	return req
+}
+
+// resolve fills the required resources Crossplane fetched for s.reqs.
+func (s *sim) resolve(req *fnv1.RunFunctionRequest) {
+	if len(s.reqs) == 0 {
+		req.RequiredResources = nil
+		return
+	}
+	req.RequiredResources = map[string]*fnv1.Resources{}
+	for name, sel := range s.reqs {
+		var items []*fnv1.Resource
+		var found *unstructured.Unstructured
+		switch sel.GetKind() {
+		case "FireboltInstance":
+			found = s.instance
+		case "FireboltEngineClass":
+			found = s.classes[sel.GetMatchName()]
+		}
+		if found != nil && found.GetName() == sel.GetMatchName() && found.GetNamespace() == sel.GetNamespace() {
+			items = append(items, &fnv1.Resource{Resource: mustStruct(runtime.DeepCopyJSON(found.Object))})
+		}
+		req.RequiredResources[name] = &fnv1.Resources{Items: items}
+	}
+}
+
+// Step runs one reconcile: the function (with requirement iterations),
+// then the writes, then the invariants.
+func (s *sim) Step() {
+	s.t.Helper()
+	s.step++
+	pre := s.Status()
+	s.snapshotReady()
+	req := s.Request()
+	var rsp *fnv1.RunFunctionResponse
+	for i := 0; ; i++ {
+		var err error
+		rsp, err = s.f.RunFunction(context.Background(), req)
+		if err != nil {
+			s.fail("step %d: RunFunction: %v", s.step, err)
+		}
+		for _, r := range rsp.GetResults() {
+			if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+				s.fail("step %d: fatal result: %s", s.step, r.GetMessage())
+			}
+		}
+		next := rsp.GetRequirements().GetResources()
+		if equalSelectors(next, s.reqs) || i == 5 {
+			break
+		}
+		s.reqs = next
+		s.resolve(req)
+	}
+	s.lastReq, s.lastRsp = req, rsp
+	s.write(pre, rsp)
+	s.check(pre)
+}
+
+func equalSelectors(a, b map[string]*fnv1.ResourceSelector) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if !proto.Equal(v, b[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+type writeOp struct {
+	del    bool
+	status bool
+	name   resource.Name
+	res    *fnv1.Resource
+}
+
+// write applies the response in Crossplane's order: deletes of what is
+// missing from the desired state, applies in map (here: random) order,
+// then the status. A crash keeps only a prefix of these writes.
+func (s *sim) write(pre v1alpha1.FireboltEngineStatus, rsp *fnv1.RunFunctionResponse) {
+	s.t.Helper()
+	desired := rsp.GetDesired().GetResources()
+	var ops []writeOp
+	var names []string
+	for name := range s.objs {
+		names = append(names, string(name))
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if _, ok := desired[n]; !ok {
+			ops = append(ops, writeOp{del: true, name: resource.Name(n)})
+		}
+	}
+	names = names[:0]
+	for n := range desired {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for i := len(names) - 1; i > 0; i-- {
+		j := s.d.intn(0, i, "shuffle")
+		names[i], names[j] = names[j], names[i]
+	}
+	for _, n := range names {
+		ops = append(ops, writeOp{name: resource.Name(n), res: desired[n]})
+	}
+	ops = append(ops, writeOp{status: true})
+
+	// A crash keeps a prefix of the writes. Crossplane also carries on
+	// past an apply the API server rejects as invalid and still writes the
+	// status, so a step may drop any subset of its applies.
+	cut := len(ops)
+	if s.Crash {
+		switch s.d.intn(0, 5, "crash?") {
+		case 0:
+			cut = s.d.intn(0, len(ops)-1, "crash after writes")
+		case 1:
+			kept := ops[:0:0]
+			for _, op := range ops {
+				if op.del || op.status || s.d.intn(0, 1, "apply fails?") == 0 {
+					kept = append(kept, op)
+				}
+			}
+			ops, cut = kept, len(kept)
+		}
+	}
+	var done []string
+	for _, op := range ops[:cut] {
+		switch {
+		case op.del:
+			done = append(done, "-"+string(op.name))
+		case op.status:
+			done = append(done, "status")
+		default:
+			done = append(done, "+"+string(op.name))
+		}
+	}
+	var ready []string
+	for _, c := range rsp.GetConditions() {
+		if c.GetType() == "EngineReady" {
+			ready = append(ready, c.GetReason())
+		}
+	}
+	s.history = append(s.history, fmt.Sprintf("step %d: %s -> %s %v (%d/%d writes: %s)",
+		s.step, statusLine(pre), statusLine(desiredStatus(rsp)), ready, cut, len(ops), strings.Join(done, " ")))
+	for _, op := range ops[:cut] {
+		switch {
+		case op.del:
+			s.delete(pre, op.name)
+		case op.status:
+			s.xr.Object["status"] = rsp.GetDesired().GetComposite().GetResource().AsMap()["status"]
+			for _, c := range rsp.GetConditions() {
+				s.conditions[c.GetType()] = c
+			}
+		default:
+			s.apply(op.name, op.res.GetResource().AsMap())
+		}
+	}
+}
+
+func desiredStatus(rsp *fnv1.RunFunctionResponse) v1alpha1.FireboltEngineStatus {
+	var st v1alpha1.FireboltEngineStatus
+	b, _ := json.Marshal(rsp.GetDesired().GetComposite().GetResource().AsMap()["status"])
+	_ = json.Unmarshal(b, &st)
+	return st
+}
+
+func (s *sim) delete(pre v1alpha1.FireboltEngineStatus, name resource.Name) {
+	s.t.Helper()
+	if g, ok := generationOf(name); ok && name == resource.Name(fmt.Sprintf("g%d-statefulset", g)) {
+		if g == pre.ActiveGeneration {
+			s.fail("step %d: deleted the active generation %d's StatefulSet", s.step, g)
+		}
+		if pre.DrainingGeneration != nil && g == *pre.DrainingGeneration && pre.Phase != v1alpha1.EnginePhaseCleaning {
+			s.fail("step %d: deleted draining generation %d in phase %s", s.step, g, pre.Phase)
+		}
+	}
+	delete(s.objs, name)
+	s.everDeleted[name] = true
+}
+
+func (s *sim) apply(name resource.Name, content map[string]any) {
+	s.t.Helper()
+	canon := specJSON(content)
+	o, exists := s.objs[name]
+	if !exists {
+		if _, isGen := generationOf(name); isGen && s.everDeleted[name] {
+			s.fail("step %d: %s re-created after it was deleted", s.step, name)
+		}
+		o = &simObj{first: canon, uid: fmt.Sprintf("uid-%s-%d", name, s.step), readyAt: s.step + s.d.intn(0, s.readyDelay, "pod delay")}
+		s.objs[name] = o
+		if g, ok := generationOf(name); ok && content["kind"] == "StatefulSet" {
+			s.stsCreated[g] = true
+		}
+	} else {
+		// Crossplane keeps the name a resource-name first had; the function
+		// must never ask for another.
+		was := o.content["metadata"].(map[string]any)
+		now := content["metadata"].(map[string]any)
+		if was["name"] != now["name"] || was["namespace"] != now["namespace"] {
+			s.fail("step %d: %s renamed from %v/%v to %v/%v", s.step, name, was["namespace"], was["name"], now["namespace"], now["name"])
+		}
+		if _, isGen := generationOf(name); isGen && canon != o.first {
+			s.fail("step %d: %s changed content after it was created:\nfirst: %s\nnow:   %s", s.step, name, o.first, canon)
+		}
+	}
+	if name == engine.RoutingServiceKey {
+		to := selectedGeneration(content)
+		if !exists || selectedGeneration(o.content) != to {
+			if !s.observedReady[to] {
+				s.fail("step %d: routing switched to generation %d whose pods were not observed ready", s.step, to)
+			}
+			s.switchedTo = append(s.switchedTo, to)
+		}
+	}
+	o.content = content
+}
+
+func generationOf(name resource.Name) (int, bool) {
+	var g int
+	var suffix string
+	if _, err := fmt.Sscanf(string(name), "g%d-%s", &g, &suffix); err != nil {
+		return 0, false
+	}
+	return g, true
+}
+
+func selectedGeneration(svc map[string]any) int {
+	s, _, _ := unstructured.NestedString(svc, "spec", "selector", engine.LabelGeneration)
+	g, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return g
+}
+
+// generations lists the generations that have objects.
+func (s *sim) generations() []int {
+	set := map[int]bool{}
+	for name := range s.objs {
+		if g, ok := generationOf(name); ok {
+			set[g] = true
+		}
+	}
+	var out []int
+	for g := range set {
+		out = append(out, g)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// check asserts the invariants of seed 001 on the state after a step.
+func (s *sim) check(pre v1alpha1.FireboltEngineStatus) {
+	s.t.Helper()
+	st := s.Status()
+	switch st.Phase {
+	case "":
+		// No status written yet (the first step crashed): nothing exists.
+		if len(s.objs) > 0 {
+			s.fail("step %d: objects exist before any status: %d", s.step, len(s.objs))
+		}
+		return
+	case "creating", "switching", "draining", "cleaning", "stable", "stopped":
+	default:
+		s.fail("step %d: invalid phase %q", s.step, st.Phase)
+	}
+	if st.Phase == "stable" || st.Phase == "stopped" {
+		if st.CurrentGeneration != st.ActiveGeneration || st.DrainingGeneration != nil {
+			s.fail("step %d: terminal phase %s with current %d, active %d, draining %v", s.step, st.Phase, st.CurrentGeneration, st.ActiveGeneration, st.DrainingGeneration)
+		}
+	}
+	if st.ActiveGeneration >= 0 && s.stsCreated[st.ActiveGeneration] {
+		if _, ok := s.objs[resource.Name(fmt.Sprintf("g%d-statefulset", st.ActiveGeneration))]; !ok {
+			s.fail("step %d: active generation %d has no StatefulSet", s.step, st.ActiveGeneration)
+		}
+	}
+	// Cleaning deletes the draining generation before the status lets go
+	// of it, so only while draining must it exist.
+	if d := st.DrainingGeneration; d != nil && s.stsCreated[*d] && st.Phase == v1alpha1.EnginePhaseDraining {
+		if _, ok := s.objs[resource.Name(fmt.Sprintf("g%d-statefulset", *d))]; !ok {
+			s.fail("step %d: draining generation %d has no StatefulSet", s.step, *d)
+		}
+	}
+	if svc, ok := s.objs[engine.RoutingServiceKey]; ok {
+		g := selectedGeneration(svc.content)
+		if _, ok := s.objs[resource.Name(fmt.Sprintf("g%d-statefulset", g))]; !ok {
+			s.fail("step %d: routing Service selects generation %d, which has no StatefulSet", s.step, g)
+		}
+	}
+	referenced := map[int]bool{st.CurrentGeneration: true}
+	if st.ActiveGeneration >= 0 {
+		referenced[st.ActiveGeneration] = true
+	}
+	if st.DrainingGeneration != nil {
+		referenced[*st.DrainingGeneration] = true
+	}
+	if len(referenced) > 2 {
+		s.fail("step %d: status references %d generations: %v", s.step, len(referenced), st)
+	}
+	if gens := s.generations(); len(gens) > 2 {
+		s.fail("step %d: %d generations have objects: %v", s.step, len(gens), gens)
+	}
+	if len(st.Renderings) > 2 {
+		s.fail("step %d: %d renderings recorded", s.step, len(st.Renderings))
+	}
+}
+
+// Converged reports whether the engine rests in the terminal phase of its
+// spec, serving a generation rendered from that spec, with nothing else
+// left.
+func (s *sim) Converged() (bool, string) {
+	st, spec := s.Status(), s.Spec()
+	want := v1alpha1.EnginePhaseStable
+	if spec.Replicas == 0 {
+		want = v1alpha1.EnginePhaseStopped
+	}
+	if st.Phase != want || st.CurrentGeneration != st.ActiveGeneration || st.DrainingGeneration != nil {
+		return false, fmt.Sprintf("phase %s (want %s), current %d, active %d, draining %v", st.Phase, want, st.CurrentGeneration, st.ActiveGeneration, st.DrainingGeneration)
+	}
+	if st.ObservedGeneration != s.xr.GetGeneration() {
+		return false, fmt.Sprintf("observedGeneration %d, composite generation %d", st.ObservedGeneration, s.xr.GetGeneration())
+	}
+	if gens := s.generations(); len(gens) != 1 || gens[0] != st.ActiveGeneration {
+		return false, fmt.Sprintf("generations with objects: %v, active %d", gens, st.ActiveGeneration)
+	}
+	o := s.objs[resource.Name(fmt.Sprintf("g%d-statefulset", st.ActiveGeneration))]
+	if o == nil {
+		return false, "active StatefulSet missing"
+	}
+	replicas, _, _ := unstructured.NestedFloat64(o.content, "spec", "replicas")
+	if int32(replicas) != spec.Replicas {
+		return false, fmt.Sprintf("active StatefulSet has %v replicas, spec %d", replicas, spec.Replicas)
+	}
+	wantImage := "ghcr.io/firebolt-db/engine:latest"
+	if spec.Template != nil && len(spec.Template.Spec.Containers) > 0 && spec.Template.Spec.Containers[0].Image != "" {
+		wantImage = spec.Template.Spec.Containers[0].Image
+	}
+	cs, _, _ := unstructured.NestedSlice(o.content, "spec", "template", "spec", "containers")
+	if len(cs) == 0 || cs[0].(map[string]any)["image"] != wantImage {
+		return false, fmt.Sprintf("active StatefulSet does not run %s", wantImage)
+	}
+	if svc := s.objs[engine.RoutingServiceKey]; svc == nil || selectedGeneration(svc.content) != st.ActiveGeneration {
+		return false, "routing Service does not select the active generation"
+	}
+	return true, ""
+}
+
+// simProber answers drain checks with the simulator's verdict and checks
+// they only happen for the draining generation.
+type simProber struct{ s *sim }
+
+func (p simProber) Drain(_ context.Context, ns string, sel labels.Selector, _ scrape.Options) scrape.Verdict {
+	st := p.s.Status()
+	g, _ := sel.RequiresExactMatch(engine.LabelGeneration)
+	if st.Phase != v1alpha1.EnginePhaseDraining || st.DrainingGeneration == nil || strconv.Itoa(*st.DrainingGeneration) != g || ns != simNamespace {
+		p.s.fail("step %d: drain check of generation %s in %s while %s (draining %v)", p.s.step, g, ns, st.Phase, st.DrainingGeneration)
+	}
+	return p.s.verdict
+}
+
+type simEvents struct{ s *sim }
+
+func (e simEvents) Warnings(context.Context, string, types.UID) ([]corev1.Event, error) {
+	return e.s.warning, nil
+}
