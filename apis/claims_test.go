@@ -207,6 +207,20 @@ func TestEngineClaims(t *testing.T) {
 			kind:   kind, obj: e(setf("spec.autoStop", map[string]any{"activeReplicas": int64(1), "idleReplicas": int64(2)})),
 			errors: []string{`spec.autoStop: Invalid value: spec.autoStop.activeReplicas must be greater than or equal to spec.autoStop.idleReplicas`},
 		},
+		"DrainCheckIntervalValid": {
+			reason: "A Go duration string is accepted.",
+			kind:   kind, obj: e(setf("spec.drainCheckInterval", "1m30s")),
+		},
+		"DrainCheckIntervalNotADuration": {
+			reason: "A string that is not a duration is refused at admission, not left for the function to choke on.",
+			kind:   kind, obj: e(setf("spec.drainCheckInterval", "5 seconds")),
+			errors: []string{`spec.drainCheckInterval: Invalid value: "string": type conversion error from 'string' to 'google.protobuf.Duration' evaluating rule: must be a positive duration such as 5s or 1m30s`},
+		},
+		"DrainCheckIntervalZero": {
+			reason: "A zero interval would poll without pause.",
+			kind:   kind, obj: e(setf("spec.drainCheckInterval", "0s")),
+			errors: []string{`spec.drainCheckInterval: Invalid value: "0s": must be a positive duration such as 5s or 1m30s`},
+		},
 		"WrongFieldType": {
 			reason: "A wrong field type is a schema error.",
 			kind:   kind, obj: e(setf("spec.replicas", "two")),

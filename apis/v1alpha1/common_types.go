@@ -102,11 +102,13 @@ type AutoStopSpec struct {
 
 	// IdleTimeout is how long the engine must be quiet before it idles.
 	// +kubebuilder:default="30m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be a positive duration such as 5s or 1m30s"
 	// +optional
 	IdleTimeout *metav1.Duration `json:"idleTimeout,omitempty"`
 
 	// PollInterval is how often activity is observed.
 	// +kubebuilder:default="1m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be a positive duration such as 5s or 1m30s"
 	// +optional
 	PollInterval *metav1.Duration `json:"pollInterval,omitempty"`
 

@@ -44,6 +44,7 @@ type FireboltEngineSpec struct {
 
 	// DrainCheckInterval is the poll interval while draining. Unset inherits
 	// the class's value, else 5s.
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be a positive duration such as 5s or 1m30s"
 	// +optional
 	DrainCheckInterval *metav1.Duration `json:"drainCheckInterval,omitempty"`
 

@@ -42,6 +42,7 @@ type FireboltEngineClassSpec struct {
 
 	// DrainCheckInterval is the default for the engines'
 	// drainCheckInterval.
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be a positive duration such as 5s or 1m30s"
 	// +optional
 	DrainCheckInterval *metav1.Duration `json:"drainCheckInterval,omitempty"`
 

@@ -1,7 +1,10 @@
 package class
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
@@ -19,9 +22,11 @@ import (
 //	"e1-engineclass" (in namespace "firebolt") with reason:
 //	"FireboltEngine \"e1\" uses this FireboltEngineClass".
 //
-// When the engine stops naming the class (or is deleted) its Usage leaves
-// the desired state and Crossplane deletes it; once no Usage is left the
-// deletion goes through.
+// When the engine stops naming the class, names another one, or is deleted,
+// its Usage leaves the desired state and Crossplane deletes it; once no Usage
+// is left the deletion goes through. Each class an engine uses has its own
+// resource-name and object name, so switching classes deletes the old Usage
+// (and with it the old class's in-use label) rather than re-pointing it.
 
 // Usage API, as Crossplane v2 serves it.
 const (
@@ -29,10 +34,21 @@ const (
 	UsageKind       = "Usage"
 )
 
+// usageResourcePrefix starts the composition resource name of an engine's
+// Usage of a class.
+const usageResourcePrefix = "engineclass-usage-"
+
 // UsageResourceName is the composition resource name under which an engine
-// composes the Usage of its class. The object name stays the engine's, so a
-// class change keeps the resource and only moves spec.of.
-const UsageResourceName resource.Name = "engineclass-usage"
+// composes the Usage of class.
+func UsageResourceName(class string) resource.Name {
+	return resource.Name(usageResourcePrefix + class)
+}
+
+// IsUsageResourceName tells whether a composition resource name is one of an
+// engine's class Usages.
+func IsUsageResourceName(n resource.Name) bool {
+	return strings.HasPrefix(string(n), usageResourcePrefix)
+}
 
 // Labels on the Usage, to find an engine's Usage or a class's users.
 const (
@@ -40,24 +56,29 @@ const (
 	LabelEngineClass = "firebolt.io/engine-class"
 )
 
-// UsageName is the name of the Usage an engine composes.
-func UsageName(engine string) string { return engine + "-engineclass" }
+// UsageName is the name of the Usage engine composes for class: unique per
+// engine and class in a namespace (the hash has no dashes, so no two pairs
+// share a name) and within Kubernetes' name length for any class name.
+func UsageName(engine, class string) string {
+	h := sha256.Sum256([]byte(class))
+	return engine + "-engineclass-" + hex.EncodeToString(h[:4])
+}
 
 // Usage renders the Usage an engine composes for the class it uses: the
 // FireboltEngineClass claim class, in the engine's namespace, held by the
 // FireboltEngine claim engine. The reason names the engine, so the refusal
 // of a deletion does.
 //
-// replayDeletion is set: when a deletion was refused (e.g. Argo CD pruned
-// an engine and its class together) Crossplane deletes the class once the
-// last Usage is gone, so the pair converges without a retry.
+// replayDeletion is off: a deletion that was refused stays refused. Replaying
+// it would delete the class silently whenever its last engine moves away,
+// perhaps months after the kubectl delete that nobody remembers.
 func Usage(namespace, engine, class string) *composed.Unstructured {
 	u := composed.New()
 	u.SetUnstructuredContent(map[string]any{
 		"apiVersion": UsageAPIVersion,
 		"kind":       UsageKind,
 		"metadata": map[string]any{
-			"name":      UsageName(engine),
+			"name":      UsageName(engine, class),
 			"namespace": namespace,
 			"labels": map[string]any{
 				LabelEngine:      engine,
@@ -71,7 +92,7 @@ func Usage(namespace, engine, class string) *composed.Unstructured {
 				"resourceRef": map[string]any{"name": class},
 			},
 			"reason":         fmt.Sprintf("%s %q uses this %s", v1alpha1.FireboltEngineKind, engine, v1alpha1.FireboltEngineClassKind),
-			"replayDeletion": true,
+			"replayDeletion": false,
 		},
 	})
 	return u

@@ -3,6 +3,8 @@ package class_test
 import (
 	"testing"
 
+	"github.com/crossplane/function-sdk-go/resource"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/firebolt-db/firebolt-crossplane/fn/class"
@@ -15,13 +17,13 @@ func TestUsage(t *testing.T) {
 		want                     map[string]any
 	}{
 		"EngineUsesClass": {
-			reason:    "A namespaced protection.crossplane.io Usage of the class claim, named after the engine, whose reason names the engine so Crossplane's refusal does; deletion is replayed once the last Usage goes.",
+			reason:    "A namespaced protection.crossplane.io Usage of the class claim, named after the engine and the class, whose reason names the engine so Crossplane's refusal does; a refused deletion is not replayed later.",
 			namespace: "firebolt", engine: "reporting", class: "standard",
 			want: map[string]any{
 				"apiVersion": "protection.crossplane.io/v1beta1",
 				"kind":       "Usage",
 				"metadata": map[string]any{
-					"name":      "reporting-engineclass",
+					"name":      "reporting-engineclass-fe6d3468",
 					"namespace": "firebolt",
 					"labels":    map[string]any{"firebolt.io/engine": "reporting", "firebolt.io/engine-class": "standard"},
 				},
@@ -32,18 +34,18 @@ func TestUsage(t *testing.T) {
 						"resourceRef": map[string]any{"name": "standard"},
 					},
 					"reason":         `FireboltEngine "reporting" uses this FireboltEngineClass`,
-					"replayDeletion": true,
+					"replayDeletion": false,
 				},
 			},
 		},
-		"OtherClassSameName": {
-			reason:    "Switching class keeps the Usage's name (Crossplane keeps the first name under a resource name) and moves only spec.of.",
+		"OtherClass": {
+			reason:    "Another class is another Usage, so switching deletes the old one instead of re-pointing it.",
 			namespace: "analytics", engine: "reporting", class: "large",
 			want: map[string]any{
 				"apiVersion": "protection.crossplane.io/v1beta1",
 				"kind":       "Usage",
 				"metadata": map[string]any{
-					"name":      "reporting-engineclass",
+					"name":      "reporting-engineclass-d35c416a",
 					"namespace": "analytics",
 					"labels":    map[string]any{"firebolt.io/engine": "reporting", "firebolt.io/engine-class": "large"},
 				},
@@ -54,7 +56,7 @@ func TestUsage(t *testing.T) {
 						"resourceRef": map[string]any{"name": "large"},
 					},
 					"reason":         `FireboltEngine "reporting" uses this FireboltEngineClass`,
-					"replayDeletion": true,
+					"replayDeletion": false,
 				},
 			},
 		},
@@ -68,3 +70,20 @@ func TestUsage(t *testing.T) {
 		})
 	}
 }
+
+func TestUsageResourceName(t *testing.T) {
+	a, b := class.UsageResourceName("standard"), class.UsageResourceName("large")
+	if a == b {
+		t.Errorf("two classes share the resource name %q", a)
+	}
+	for _, n := range []string{string(a), string(b)} {
+		if !class.IsUsageResourceName(resourceName(n)) {
+			t.Errorf("IsUsageResourceName(%q) = false", n)
+		}
+	}
+	if class.IsUsageResourceName("g0-statefulset") {
+		t.Error("a generation's resource name is taken for a Usage")
+	}
+}
+
+func resourceName(s string) resource.Name { return resource.Name(s) }

@@ -206,9 +206,9 @@ func route(ready bool) map[resource.Name]bool {
 	return map[resource.Name]bool{RoutingServiceKey: ready}
 }
 
-// usage is the class Usage an engine that names a class composes.
-func usage(ready bool) map[resource.Name]bool {
-	return map[resource.Name]bool{class.UsageResourceName: ready}
+// usage is the Usage of class c that an engine naming it composes.
+func usage(c string, ready bool) map[resource.Name]bool {
+	return map[resource.Name]bool{class.UsageResourceName(c): ready}
 }
 
 func intp(i int) *int { return &i }

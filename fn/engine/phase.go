@@ -416,8 +416,8 @@ func (m *machine) plan(now time.Time) Plan {
 		obs := m.in.Observed[RoutingServiceKey]
 		p.Resources[RoutingServiceKey] = DesiredObject{Object: RenderRoutingService(m.in.Engine, m.in.Namespace, m.route), Ready: obs != nil}
 	}
-	if u, ok := classUsage(m.in); ok {
-		p.Resources[class.UsageResourceName] = u
+	if name, u, ok := classUsage(m.in); ok {
+		p.Resources[name] = u
 	}
 
 	m.next.Renderings = statusRenderings(keep)
@@ -496,13 +496,16 @@ func decodeRecordingsKeepEncoded(rs []v1alpha1.GenerationRendering) map[int]Reco
 // while the engine names it. It is composed once the class exists (a Usage
 // of a missing object cannot become ready) and kept while it is observed, so
 // a call whose requirements are not resolved yet does not drop it. The
-// first call writes only the status intent, like every other object.
-func classUsage(in Inputs) (DesiredObject, bool) {
-	obs := in.Observed[class.UsageResourceName]
+// first call writes only the status intent, like every other object. The
+// Usage of a class the engine no longer names is left out, so Crossplane
+// deletes it.
+func classUsage(in Inputs) (resource.Name, DesiredObject, bool) {
+	name := class.UsageResourceName(in.Class.Name)
+	obs := in.Observed[name]
 	if in.Class.Name == "" || in.Status.Phase == "" || (!in.Class.Found && obs == nil) {
-		return DesiredObject{}, false
+		return "", DesiredObject{}, false
 	}
-	return DesiredObject{Object: class.Usage(in.Namespace, in.Engine, in.Class.Name).Object, Ready: obs != nil}, true
+	return name, DesiredObject{Object: class.Usage(in.Namespace, in.Engine, in.Class.Name).Object, Ready: obs != nil}, true
 }
 
 // frozen is the plan for a composite without claim labels: the function

@@ -356,7 +356,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			want: summary{
 				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 3, Renderings: []int{0, 1},
-				Resources: merge(gen(0, true, true), route(true), usage(false)), Route: 0,
+				Resources: merge(gen(0, true, true), route(true), usage("big", false)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"NewGeneration"}, TTL: time.Second,
 			},
@@ -370,7 +370,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			want: summary{
 				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 3, Renderings: []int{0, 1},
-				Resources: merge(gen(0, true, true), route(true), usage(false)), Route: 0,
+				Resources: merge(gen(0, true, true), route(true), usage("big", false)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"NewGeneration"}, TTL: time.Second,
 			},
@@ -633,7 +633,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			want: summary{
 				Phase: "cleaning", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 3, Renderings: []int{0, 1},
-				Resources: merge(gen(0, true, true), gen(1, true, true), route(true), usage(false)), Route: 1,
+				Resources: merge(gen(0, true, true), gen(1, true, true), route(true), usage("dev", false)), Route: 1,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"Drained"}, TTL: time.Second,
 			},
@@ -655,7 +655,7 @@ func TestComputeTransitions(t *testing.T) {
 			sig: Signals{Drain: &scrape.Verdict{Message: "busy"}},
 			want: summary{
 				Phase: "draining", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 3, Renderings: []int{0, 1},
-				Resources: merge(gen(0, true, true), gen(1, true, true), route(true), usage(false)), Route: 1,
+				Resources: merge(gen(0, true, true), gen(1, true, true), route(true), usage("dev", false)), Route: 1,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 17 * time.Second,
 			},
 		},

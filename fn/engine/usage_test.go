@@ -22,7 +22,7 @@ func TestClassUsage(t *testing.T) {
 		return in
 	}
 	observedUsage := func(in Inputs) Inputs {
-		in.Observed[class.UsageResourceName] = &unstructured.Unstructured{Object: class.Usage("firebolt", "demo", "big").Object}
+		in.Observed[class.UsageResourceName("big")] = &unstructured.Unstructured{Object: class.Usage("firebolt", "demo", "big").Object}
 		return in
 	}
 	cases := map[string]struct {
@@ -67,6 +67,23 @@ func TestClassUsage(t *testing.T) {
 			},
 			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big").Object, Ready: true},
 		},
+		"SwitchedClass": {
+			reason: "After a switch to another class only the new class's Usage is desired; the old one is deleted.",
+			in: func(t *testing.T) Inputs {
+				in := withClass(t, v1alpha1.EnginePhaseStable, foundClass("big", corev1.PodTemplateSpec{}))
+				in.Observed[class.UsageResourceName("small")] = &unstructured.Unstructured{Object: class.Usage("firebolt", "demo", "small").Object}
+				return in
+			},
+			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big").Object},
+		},
+		"ReferenceDropped": {
+			reason: "An engine that no longer names a class drops the Usage it had.",
+			in: func(t *testing.T) Inputs {
+				in := stableAt(t, 0, baseSpec())
+				in.Observed[class.UsageResourceName("big")] = &unstructured.Unstructured{Object: class.Usage("firebolt", "demo", "big").Object}
+				return in
+			},
+		},
 		"Draining": {
 			reason: "The Usage stays through a rollout.",
 			in: func(t *testing.T) Inputs {
@@ -78,9 +95,14 @@ func TestClassUsage(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := Compute(tc.in(t), Signals{}, testNow)
-			got, ok := p.Resources[class.UsageResourceName]
 			var gotp *DesiredObject
-			if ok {
+			for name, got := range p.Resources {
+				if !class.IsUsageResourceName(name) {
+					continue
+				}
+				if gotp != nil || name != class.UsageResourceName("big") {
+					t.Fatalf("%s\nunexpected Usage resource %q", tc.reason, name)
+				}
 				gotp = &got
 			}
 			if diff := cmp.Diff(tc.want, gotp); diff != "" {

@@ -116,17 +116,16 @@ func renderMetadataDeployment(n names, p metadataParams) *appsv1.Deployment {
 	tpl.Spec.AutomountServiceAccountToken = ptr.To(false)
 	tpl.Spec.EnableServiceLinks = ptr.To(false)
 
-	maxSurge, maxUnavailable := intstr.FromInt32(0), intstr.FromInt32(1)
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: objectMeta(n, n.metadata(), componentMetadata),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](1),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Strategy: appsv1.DeploymentStrategy{
-				Type:          appsv1.RollingUpdateDeploymentStrategyType,
-				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &maxSurge, MaxUnavailable: &maxUnavailable},
-			},
+			// The metadata service must never have two writers. A rolling
+			// update with maxSurge 0 still starts the new pod while the old
+			// one is terminating; Recreate waits until it is gone.
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
 			Template: tpl,
 		},
 	}

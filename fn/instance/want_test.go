@@ -164,8 +164,7 @@ spec:
   selector:
     matchLabels: {firebolt.io/instance: demo, firebolt.io/component: metadata}
   strategy:
-    type: RollingUpdate
-    rollingUpdate: {maxSurge: 0, maxUnavailable: 1}
+    type: Recreate
   template:
     metadata:
       labels: {firebolt.io/instance: demo, firebolt.io/component: metadata}
