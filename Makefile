@@ -11,14 +11,19 @@ VERSION ?= v0.1.0
 OUT ?= _out
 TOOLS := hack/tools.sh
 
-.PHONY: setup generate build test render xpkg push clean
+.PHONY: setup generate build test render xpkg push clean up down
 
-## setup: build the pinned tools (Crossplane CLI v2.5.0, core v2.4.0, controller-gen) and fetch modules
+## setup: fetch modules and build the pinned tools once (Crossplane CLI v2.5.0, core v2.4.0, controller-gen,
+## etcd v3.6.5, Kubernetes v1.34.4, KWOK v0.8.0) into a cache outside the repo; cold 20-40 min, warm seconds
 setup:
 	go mod download
 	$(TOOLS) crossplane >/dev/null
 	$(TOOLS) crossplane-core >/dev/null
 	$(TOOLS) controller-gen >/dev/null
+	$(TOOLS) etcd >/dev/null
+	$(TOOLS) kube-apiserver >/dev/null
+	$(TOOLS) kwok >/dev/null
+	$(TOOLS) kwok-stages >/dev/null
 
 ## generate: regenerate deepcopy, XRDs, the input CRD and every registry-dependent file
 generate:
@@ -29,10 +34,10 @@ generate:
 build:
 	go build ./...
 
-## test: unit, whole-response, staleness, render-golden, validate and package tests
+## test: unit, whole-response, staleness, render-golden, validate, package and end-to-end tests
 test:
 	go vet ./...
-	go test -count=1 ./...
+	go test -count=1 -timeout 45m ./...
 
 ## render: run crossplane render on every example with the function on loopback
 render:
@@ -46,6 +51,14 @@ xpkg:
 push: xpkg
 	$$($(TOOLS) crossplane) xpkg push -f $(OUT)/function-firebolt-$(VERSION).xpkg $(REGISTRY)/function-firebolt:$(VERSION)
 	$$($(TOOLS) crossplane) xpkg push -f $(OUT)/configuration-firebolt-$(VERSION).xpkg $(REGISTRY)/configuration-firebolt:$(VERSION)
+
+## up: a local control plane (no cluster needed) with the packages installed and the examples applied; prints how to use it
+up:
+	go run ./test/e2e/cmd/localcp up
+
+## down: stop everything `make up` started
+down:
+	go run ./test/e2e/cmd/localcp down
 
 clean:
 	rm -rf $(OUT)

@@ -6,6 +6,7 @@ package fn
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -58,10 +59,11 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 
 	in := &v1beta1.Input{}
 	if req.GetInput() != nil {
-		// The SDK decodes strictly and its error already says "cannot get
-		// function input", naming the unknown field.
-		if err := request.GetInput(req, in); err != nil {
-			response.Fatal(rsp, err)
+		// Decoded strictly, so a typo is refused rather than ignored. The
+		// apimachinery converter names the field by its path, and its wording
+		// does not change with the Go release the way encoding/json's does.
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(req.GetInput().AsMap(), in, true); err != nil {
+			response.Fatal(rsp, errors.Wrap(err, "cannot decode function input"))
 			return rsp, nil
 		}
 	}

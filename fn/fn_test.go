@@ -3,10 +3,13 @@ package fn
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/durationpb"
+	corev1 "k8s.io/api/core/v1"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
@@ -87,8 +90,7 @@ func TestRunFunction(t *testing.T) {
 		"UnknownInputField": {
 			reason: "Input is decoded strictly: a typo is a fatal result, not a silently ignored setting.",
 			req:    newRequest(KindEngine, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input","spec":{"stableTTl":"1m"}}`),
-			want: fatal(`cannot get function input *v1beta1.Input from *v1.RunFunctionRequest: cannot unmarshal JSON from *structpb.Struct into *v1beta1.Input: ` +
-				`json: cannot unmarshal Go value of type v1beta1.InputSpec: unknown name "stableTTl"`),
+			want:   fatal(`cannot decode function input: strict decoding error: unknown field "spec.stableTTl"`),
 		},
 		"InvalidInput": {
 			reason: "Input that decodes but breaks a rule is a fatal result naming the field.",
@@ -147,5 +149,41 @@ func TestDefaultInput(t *testing.T) {
 	}
 	if r.got.Scrape.PodTimeout <= 0 || r.got.StableTTL <= 0 || r.got.Images.Engine == "" {
 		t.Errorf("defaults not applied: %+v", *r.got)
+	}
+}
+
+// TestInputDecoded shows that every kind of field in a Composition's input
+// (strings, quantities, durations, integers that arrive as JSON numbers)
+// reaches the composer with the values the user wrote.
+func TestInputDecoded(t *testing.T) {
+	r := &recorder{name: KindEngine}
+	f := NewWithComposers(logging.NewNopLogger(), map[string]Composer{KindEngine: r})
+	req := newRequest(KindEngine, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input","spec":{
+		"images":{"engine":"registry.example/engine:v2"},
+		"engineResourceBounds":{"maxCPU":"8","maxMemory":"32Gi"},
+		"metricScrapeMode":"PodIP",
+		"scrape":{"podTimeout":"3s","overallTimeout":"20s","maxBodyBytes":65536,"concurrency":4},
+		"stableTTL":"45s"}}`)
+	rsp, err := f.RunFunction(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rsp.GetResults()) != 0 {
+		t.Fatalf("unexpected results: %v", rsp.GetResults())
+	}
+	if r.got == nil {
+		t.Fatal("engine composer did not run")
+	}
+	want, err := (&v1beta1.Input{}).Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Images.Engine = "registry.example/engine:v2"
+	want.EngineResourceBounds = corev1.ResourceList{corev1.ResourceCPU: apiresource.MustParse("8"), corev1.ResourceMemory: apiresource.MustParse("32Gi")}
+	want.MetricScrapeMode = "PodIP"
+	want.Scrape = v1beta1.ResolvedScrape{PodTimeout: 3 * time.Second, OverallTimeout: 20 * time.Second, MaxBodyBytes: 65536, Concurrency: 4}
+	want.StableTTL = 45 * time.Second
+	if diff := cmp.Diff(want, *r.got); diff != "" {
+		t.Errorf("resolved input (-want +got):\n%s", diff)
 	}
 }

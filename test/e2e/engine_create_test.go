@@ -1,0 +1,149 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Scenario 2: the example instance, class and engine, applied as a user
+// would, end with the engine stable and EngineReady; the claim mirrors the
+// composite; `kubectl get fireng` shows sensible columns.
+func TestEngineCreate(t *testing.T) {
+	s := newScenario(t, "s2-engine")
+	inst := s.instance("demo")
+	s.apply(inst)
+	s.apply(s.example("engineclass.yaml", "standard"))
+	eng := s.example("engine.yaml", "demo")
+	s.apply(eng)
+	s.waitInstanceReady(inst)
+
+	st := s.waitStable(eng, -1)
+	if st.EngineReady.Reason != "EngineReady" {
+		t.Errorf("EngineReady reason = %q, want EngineReady", st.EngineReady.Reason)
+	}
+
+	// The generation's objects and the routing Service.
+	g := s.generations("demo")
+	want := generations{StatefulSets: []int64{st.Active}, Services: []int64{st.Active}, ConfigMaps: []int64{st.Active}, Selector: st.Active}
+	if d := cmp.Diff(want, g); d != "" {
+		t.Errorf("objects of a stable engine (-want +got):\n%s", d)
+	}
+	sts, err := cp.Kube.AppsV1().StatefulSets(s.ns).Get(s.ctx, fmt.Sprintf("demo-g%d", st.Active), metav1.GetOptions{})
+	s.must(err)
+	if sts.Spec.Replicas == nil || *sts.Spec.Replicas != 2 || sts.Status.ReadyReplicas != 2 {
+		t.Errorf("StatefulSet %s: replicas %v, ready %d; want 2 and 2", sts.Name, sts.Spec.Replicas, sts.Status.ReadyReplicas)
+	}
+
+	// The claim mirrors the composite's status. Crossplane copies it when
+	// the composite changes, so the claim may lag a moment.
+	s.wait(rolloutTimeout, "the claim's status to mirror its composite's", func(context.Context) (bool, string, error) {
+		claim, err := s.get(eng)
+		if err != nil || claim == nil {
+			return false, fmt.Sprintf("claim: %v", err), nil
+		}
+		x, err := s.composite(eng)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		d := cmp.Diff(mirrored(x), mirrored(claim))
+		return d == "", "(-composite +claim):\n" + d, nil
+	})
+
+	// kubectl get fireng, as a user would look.
+	out, err := cp.Kubectl(s.ctx, "get", "fireng", "-n", s.ns)
+	s.must(err)
+	rows := table(out)
+	wantRows := []map[string]string{{
+		"NAME": "demo", "REPLICAS": "2", "PHASE": "stable", "GENERATION": fmt.Sprint(st.Active),
+		"SYNCED": "True", "READY": "True",
+	}}
+	if d := cmp.Diff(wantRows, rows, ignoreColumns("AGE", "CONNECTION-SECRET")); d != "" {
+		t.Errorf("kubectl get fireng (-want +got):\n%s\noutput:\n%s", d, out)
+	}
+}
+
+// mirrored is the part of a status the claim syncer copies: everything but
+// Crossplane's own machinery. Crossplane v2.4 counts observedGeneration as
+// machinery and never copies it; it would be the composite's generation,
+// not the claim's, anyway.
+func mirrored(u *unstructured.Unstructured) map[string]any {
+	st, _, _ := unstructured.NestedMap(u.Object, "status")
+	out := map[string]any{}
+	for k, v := range st {
+		switch k {
+		case "conditions", "connectionDetails", "claimConditionTypes", "observedGeneration":
+			continue
+		}
+		out[k] = v
+	}
+	var conds []any
+	list, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range list {
+		m, _ := c.(map[string]any)
+		switch m["type"] {
+		case "EngineReady", "InstanceReady":
+			conds = append(conds, map[string]any{"type": m["type"], "status": m["status"], "reason": m["reason"], "message": m["message"]})
+		}
+	}
+	out["conditions"] = conds
+	return out
+}
+
+// table parses kubectl's default table output into rows keyed by column.
+func table(out string) []map[string]string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 2 {
+		return nil
+	}
+	header := lines[0]
+	// Columns start where a header word starts; values are left-aligned
+	// under them.
+	var starts []int
+	var names []string
+	for i := 0; i < len(header); i++ {
+		if header[i] != ' ' && (i == 0 || header[i-1] == ' ') {
+			starts = append(starts, i)
+			end := strings.IndexByte(header[i:], ' ')
+			if end < 0 {
+				end = len(header) - i
+			}
+			names = append(names, header[i:i+end])
+		}
+	}
+	var rows []map[string]string
+	for _, l := range lines[1:] {
+		row := map[string]string{}
+		for j, start := range starts {
+			end := len(l)
+			if j+1 < len(starts) && starts[j+1] < len(l) {
+				end = starts[j+1]
+			}
+			if start < len(l) {
+				row[names[j]] = strings.TrimSpace(l[start:end])
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func ignoreColumns(cols ...string) cmp.Option {
+	return cmp.FilterPath(func(p cmp.Path) bool {
+		mi, ok := p.Last().(cmp.MapIndex)
+		if !ok {
+			return false
+		}
+		for _, c := range cols {
+			if mi.Key().String() == c {
+				return true
+			}
+		}
+		return false
+	}, cmp.Ignore())
+}

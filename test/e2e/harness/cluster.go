@@ -1,0 +1,181 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/crossplane/function-sdk-go/errors"
+)
+
+// A Cluster is a running local control plane with Crossplane and the
+// product installed. Every process runs in the caller's network namespace,
+// which must be the private one (see NetnsCommand).
+type Cluster struct {
+	Tools *Tools
+	// Dir holds the logs, certificates, etcd data and kubeconfigs.
+	Dir string
+	// Kubeconfig is the admin kubeconfig (system:masters).
+	Kubeconfig string
+
+	Admin *rest.Config
+	Kube  kubernetes.Interface
+	Dyn   dynamic.Interface
+
+	// Pods serves the metrics of every pod IP, as engine pods would.
+	Pods *FakePods
+
+	log    io.Writer
+	logMu  sync.Mutex
+	mu     sync.Mutex
+	fnName string
+	procs  *procs
+	pki    *pki
+	mapper *restmapper.DeferredDiscoveryRESTMapper
+	bgCtx  context.Context
+	cancel context.CancelFunc
+	bg     sync.WaitGroup
+
+	xp *crossplaneState
+}
+
+// Start brings up the whole stack in dir: the control plane, Crossplane with
+// the External package runtime, the function, the loopback registry with
+// both packages pushed, and the installed Configuration. It returns once the
+// Configuration and its Function are healthy. Progress goes to log.
+func Start(ctx context.Context, tools *Tools, dir string, log io.Writer) (*Cluster, error) {
+	for _, d := range []string{"logs", "etcd", "xpkg-cache"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, errors.Wrapf(err, "cannot create %s", d)
+		}
+	}
+	bg, cancel := context.WithCancel(context.Background())
+	c := &Cluster{
+		Tools:      tools,
+		Dir:        dir,
+		Kubeconfig: filepath.Join(dir, "kubeconfig"),
+		log:        log,
+		procs:      newProcs(filepath.Join(dir, "logs")),
+		bgCtx:      bg,
+		cancel:     cancel,
+	}
+	steps := []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"control plane", c.startControlPlane},
+		{"background helpers", func(context.Context) error { c.startBackground(bg); return nil }},
+		{"Crossplane", c.startCrossplane},
+		{"deploy/ manifests and the function", c.startFunction},
+		{"registry and packages", c.installPackages},
+	}
+	start := time.Now()
+	for _, s := range steps {
+		t := time.Now()
+		if err := s.run(ctx); err != nil {
+			tails := c.tails(25)
+			c.Stop()
+			return nil, errors.Wrapf(err, "cannot start the %s (logs in %s)\n%s", s.name, c.path("logs"), tails)
+		}
+		c.logf("%s up in %s", s.name, time.Since(t).Round(time.Millisecond))
+	}
+	c.logf("stack up in %s", time.Since(start).Round(time.Millisecond))
+	return c, nil
+}
+
+// Stop ends every process in reverse start order and the background loops.
+func (c *Cluster) Stop() {
+	c.cancel()
+	c.procs.stopAll()
+	c.bg.Wait()
+}
+
+// tails is the end of every process's log.
+func (c *Cluster) tails(lines int) string {
+	var b strings.Builder
+	for _, p := range c.procs.all() {
+		fmt.Fprintf(&b, "----- end of %s\n%s\n", p.Log, p.LogTail(0, lines))
+	}
+	return b.String()
+}
+
+// Process returns one of the stack's processes by name: etcd,
+// kube-apiserver, kube-controller-manager, kube-scheduler, kwok, crossplane,
+// function.
+func (c *Cluster) Process(name string) *Process { return c.procs.get(name) }
+
+// Processes returns every process, in start order.
+func (c *Cluster) Processes() []*Process { return c.procs.all() }
+
+func (c *Cluster) startBackground(ctx context.Context) {
+	c.Pods = newFakePods(c)
+	for _, f := range []func(context.Context){c.provisionVolumes, c.Pods.run} {
+		c.bg.Add(1)
+		go func() {
+			defer c.bg.Done()
+			f(ctx)
+		}()
+	}
+}
+
+func (c *Cluster) initClients() error {
+	dyn, err := dynamic.NewForConfig(c.Admin)
+	if err != nil {
+		return errors.Wrap(err, "cannot create a dynamic client")
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(c.Admin)
+	if err != nil {
+		return errors.Wrap(err, "cannot create a discovery client")
+	}
+	c.Dyn = dyn
+	c.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	return nil
+}
+
+// Resource maps a kind to the client for its resource, namespaced when ns is
+// not empty. Kinds served by CRDs created after the last lookup are found by
+// refreshing discovery once.
+func (c *Cluster) Resource(gvk schema.GroupVersionKind, ns string) (dynamic.ResourceInterface, error) {
+	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		c.mapper.Reset()
+		m, err = c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		return nil, errors.Wrapf(err, "cannot map %s", gvk)
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		return c.Dyn.Resource(m.Resource).Namespace(ns), nil
+	}
+	return c.Dyn.Resource(m.Resource), nil
+}
+
+// ResourceFor is Resource for an object's own kind and namespace.
+func (c *Cluster) ResourceFor(u *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
+	return c.Resource(u.GroupVersionKind(), u.GetNamespace())
+}
+
+func (c *Cluster) path(elem ...string) string {
+	return filepath.Join(append([]string{c.Dir}, elem...)...)
+}
+
+func (c *Cluster) logf(format string, args ...any) {
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
+	fmt.Fprintf(c.log, "%s harness: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,158 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/crossplane/function-sdk-go/errors"
+)
+
+// EnvTools carries the prepared Tools, as JSON, to the re-executed copy:
+// the network namespace has no route to the Go module proxy, so everything
+// is built before entering it.
+const EnvTools = "FIREBOLT_E2E_TOOLS"
+
+// Where the product is published inside the namespace. The registry runs in
+// the harness on a fixed loopback port: the namespace is private, so nothing
+// else can hold it. The Configuration's dependency names this path, so the
+// packages are built for it.
+const (
+	RegistryAddr   = "127.0.0.1:5000"
+	Registry       = RegistryAddr + "/firebolt-db"
+	PackageVersion = "v0.1.0"
+)
+
+// Tools is everything the harness runs, built once into the tools cache by
+// hack/tools.sh (a warm machine skips that), plus the product built from
+// this tree on every run.
+type Tools struct {
+	Root string
+
+	Etcd                  string
+	KubeAPIServer         string
+	KubeControllerManager string
+	KubeScheduler         string
+	Kubectl               string
+	KWOK                  string
+	KWOKStages            string
+	Crossplane            string
+	CrossplaneCore        string
+	// CrossplaneModule is the pinned core module's directory: its CRDs and
+	// webhook configurations are what `crossplane core init` installs.
+	CrossplaneModule string
+
+	Function             string
+	FunctionPackage      string
+	ConfigurationPackage string
+}
+
+// Root is the repository root.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
+}
+
+// Prepare builds what is missing into the tools cache, then the function and
+// both packages into out. Progress goes to log.
+func Prepare(ctx context.Context, out string, log io.Writer) (*Tools, error) {
+	root := Root()
+	t := &Tools{Root: root}
+	tools := []struct {
+		name string
+		into *string
+	}{
+		// The slowest first, so a cold machine reports its long step early.
+		{"kube-apiserver", &t.KubeAPIServer},
+		{"kube-controller-manager", &t.KubeControllerManager},
+		{"kube-scheduler", &t.KubeScheduler},
+		{"kubectl", &t.Kubectl},
+		{"crossplane-core", &t.CrossplaneCore},
+		{"crossplane", &t.Crossplane},
+		{"etcd", &t.Etcd},
+		{"kwok", &t.KWOK},
+		{"kwok-stages", &t.KWOKStages},
+	}
+	for _, tool := range tools {
+		start := time.Now()
+		p, err := toolPath(ctx, root, tool.name, log)
+		if err != nil {
+			return nil, err
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			fmt.Fprintf(log, "harness: built %s in %s\n", tool.name, d.Round(time.Second))
+		}
+		*tool.into = p
+	}
+	list := commandContext(ctx, "go", "list", "-mod=readonly", "-m", "-f", "{{.Dir}}", "github.com/crossplane/crossplane/v2")
+	list.Dir = filepath.Join(root, "hack", "tools", "xp-core")
+	list.Stderr = log
+	mod, err := list.Output()
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot locate the Crossplane core module")
+	}
+	t.CrossplaneModule = strings.TrimSpace(string(mod))
+
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, errors.Wrapf(err, "cannot create %s", out)
+	}
+	start := time.Now()
+	t.Function = filepath.Join(out, "function")
+	if _, err := runOnce(ctx, root, nil, "go", "build", "-o", t.Function, "./cmd/function"); err != nil {
+		return nil, errors.Wrap(err, "cannot build the function")
+	}
+	pkgs := filepath.Join(out, "xpkg")
+	if _, err := runOnce(ctx, root, []string{"REGISTRY=" + Registry, "VERSION=" + PackageVersion, "CROSSPLANE=" + t.Crossplane},
+		filepath.Join(root, "hack", "xpkg.sh"), pkgs); err != nil {
+		return nil, errors.Wrap(err, "cannot build the packages")
+	}
+	t.FunctionPackage = filepath.Join(pkgs, "function-firebolt-"+PackageVersion+".xpkg")
+	t.ConfigurationPackage = filepath.Join(pkgs, "configuration-firebolt-"+PackageVersion+".xpkg")
+	fmt.Fprintf(log, "harness: built the function and both packages in %s\n", time.Since(start).Round(time.Second))
+	return t, nil
+}
+
+// toolPath runs hack/tools.sh, which builds the tool on first use and prints
+// its path.
+func toolPath(ctx context.Context, root, name string, log io.Writer) (string, error) {
+	cmd := commandContext(ctx, filepath.Join(root, "hack", "tools.sh"), name)
+	cmd.Dir = root
+	cmd.Stderr = log
+	out, err := cmd.Output()
+	if err != nil {
+		return "", errors.Wrapf(err, "cannot build %s with hack/tools.sh", name)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Encode serialises the tools for EnvTools.
+func (t *Tools) Encode() string {
+	b, _ := json.Marshal(t) //nolint:errchkjson // Strings only.
+	return string(b)
+}
+
+// DecodeTools reads the tools the parent prepared.
+func DecodeTools(s string) (*Tools, error) {
+	t := &Tools{}
+	if err := json.Unmarshal([]byte(s), t); err != nil {
+		return nil, errors.Wrapf(err, "cannot decode %s", EnvTools)
+	}
+	return t, nil
+}
+
+// CrossplaneCRDs is the directory of Crossplane's own CRDs.
+func (t *Tools) CrossplaneCRDs() string {
+	return filepath.Join(t.CrossplaneModule, "cluster", "crds")
+}
+
+// CrossplaneWebhookConfigurations is the directory of Crossplane's webhook
+// configurations (the Usage protection webhook).
+func (t *Tools) CrossplaneWebhookConfigurations() string {
+	return filepath.Join(t.CrossplaneModule, "cluster", "webhookconfigurations")
+}
