@@ -62,6 +62,13 @@ type FireboltEngineClassStatus struct {
 	// Not omitted when 0, so that the BOUND column reads 0.
 	// +optional
 	BoundEngines int32 `json:"boundEngines"`
+
+	// BoundEngineNames names those engines, sorted. Each engine's Usage of
+	// the class repeats them, so a refused deletion names every engine
+	// that holds the class.
+	// +listType=set
+	// +optional
+	BoundEngineNames []string `json:"boundEngineNames,omitempty"`
 }
 
 // XFireboltEngineClass is a class of Firebolt engines. Users apply its

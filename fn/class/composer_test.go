@@ -2,6 +2,7 @@ package class_test
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"testing"
 	"time"
@@ -58,10 +59,14 @@ func enginesRequirement() *fnv1.Requirements {
 	}}}
 }
 
-func desired(bound int, ready fnv1.Ready) *fnv1.State {
+func desired(bound []string, ready fnv1.Ready) *fnv1.State {
+	names, err := json.Marshal(bound)
+	if err != nil || bound == nil {
+		names = []byte("[]")
+	}
 	return &fnv1.State{Composite: &fnv1.Resource{
 		Resource: resource.MustStructJSON(`{"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltEngineClass",
-			"status": {"observedGeneration": 4, "boundEngines": ` + strconv.Itoa(bound) + `}}`),
+			"status": {"observedGeneration": 4, "boundEngines": ` + strconv.Itoa(len(bound)) + `, "boundEngineNames": ` + string(names) + `}}`),
 		Ready: ready,
 	}}
 }
@@ -71,7 +76,7 @@ func cond(status fnv1.Status, reason, message string) []*fnv1.Condition {
 }
 
 func TestRunFunction(t *testing.T) {
-	ttl := durationpb.New(5 * time.Minute)
+	ttl := durationpb.New(time.Minute)
 	admissible := cond(fnv1.Status_STATUS_CONDITION_TRUE, "Admissible", "spec.template sets no operator-owned field")
 	reason := "OperatorOwnedFieldSet"
 	cases := map[string]struct {
@@ -80,7 +85,7 @@ func TestRunFunction(t *testing.T) {
 		want   *fnv1.RunFunctionResponse
 	}{
 		"CountsEnginesNamingTheClass": {
-			reason: "Engines naming this class count; one naming another class and one naming none do not. The class composes nothing, is ready, and keeps asking for the namespace's engines.",
+			reason: "Engines naming this class count and are named, sorted; one naming another class and one naming none do not. The class composes nothing, is ready, and keeps asking for the namespace's engines.",
 			req: &fnv1.RunFunctionRequest{
 				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, "")}},
 				RequiredResources: map[string]*fnv1.Resources{"engines": {Items: []*fnv1.Resource{
@@ -89,32 +94,32 @@ func TestRunFunction(t *testing.T) {
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:      desired(2, fnv1.Ready_READY_TRUE),
+				Desired:      desired([]string{"etl", "reporting"}, fnv1.Ready_READY_TRUE),
 				Conditions:   admissible,
 				Requirements: enginesRequirement(),
 			},
 		},
 		"NoEngines": {
-			reason: "Crossplane found no engine: the count is 0, published, not omitted.",
+			reason: "Crossplane found no engine: the count is 0 and the list empty, published, not omitted.",
 			req: &fnv1.RunFunctionRequest{
-				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"boundEngines": 3}`)}},
+				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"boundEngines": 3, "boundEngineNames": ["a", "b", "c"]}`)}},
 				RequiredResources: map[string]*fnv1.Resources{"engines": {}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:      desired(0, fnv1.Ready_READY_TRUE),
+				Desired:      desired(nil, fnv1.Ready_READY_TRUE),
 				Conditions:   admissible,
 				Requirements: enginesRequirement(),
 			},
 		},
 		"EnginesNotListedYet": {
-			reason: "Before Crossplane has listed the engines the published count stays instead of dropping to 0.",
+			reason: "Before Crossplane has listed the engines the published count and names stay instead of dropping to none.",
 			req: &fnv1.RunFunctionRequest{
-				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"boundEngines": 3}`)}},
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"boundEngines": 3, "boundEngineNames": ["a", "b", "c"]}`)}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:      desired(3, fnv1.Ready_READY_TRUE),
+				Desired:      desired([]string{"a", "b", "c"}, fnv1.Ready_READY_TRUE),
 				Conditions:   admissible,
 				Requirements: enginesRequirement(),
 			},
@@ -127,7 +132,7 @@ func TestRunFunction(t *testing.T) {
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:       &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:    desired(1, fnv1.Ready_READY_FALSE),
+				Desired:    desired([]string{"etl"}, fnv1.Ready_READY_FALSE),
 				Conditions: cond(fnv1.Status_STATUS_CONDITION_FALSE, reason, rejectedMessage),
 				Results: []*fnv1.Result{{
 					Severity: fnv1.Severity_SEVERITY_WARNING, Message: rejectedMessage, Reason: &reason,
@@ -145,7 +150,7 @@ func TestRunFunction(t *testing.T) {
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:      desired(0, fnv1.Ready_READY_FALSE),
+				Desired:      desired(nil, fnv1.Ready_READY_FALSE),
 				Conditions:   cond(fnv1.Status_STATUS_CONDITION_FALSE, reason, rejectedMessage),
 				Requirements: enginesRequirement(),
 			},

@@ -1,6 +1,7 @@
 package class
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -32,17 +33,20 @@ func Compute(in Inputs, cfg v1beta1.Resolved) Plan {
 		Status: v1alpha1.FireboltEngineClassStatus{
 			ObservedGeneration: in.XR.Generation,
 			// Until Crossplane has listed the engines (only on a first
-			// call), keep the count published rather than flap to 0.
-			BoundEngines: in.XR.Status.BoundEngines,
+			// call), keep what is published rather than flap to none.
+			BoundEngines:     in.XR.Status.BoundEngines,
+			BoundEngineNames: in.XR.Status.BoundEngineNames,
 		},
 	}
 	if in.EnginesResolved {
-		p.Status.BoundEngines = 0
+		p.Status.BoundEngineNames = nil
 		for _, e := range in.Engines {
 			if e.Class == in.Claim {
-				p.Status.BoundEngines++
+				p.Status.BoundEngineNames = append(p.Status.BoundEngineNames, e.Name)
 			}
 		}
+		slices.Sort(p.Status.BoundEngineNames)
+		p.Status.BoundEngines = int32(len(p.Status.BoundEngineNames))
 	}
 
 	errs := podtemplate.Validate(&in.XR.Spec.Template, podtemplate.EngineRules, field.NewPath("spec", "template"))

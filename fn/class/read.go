@@ -39,6 +39,7 @@ type Inputs struct {
 // decoded, so an engine the class cannot make sense of otherwise still
 // counts.
 type Engine struct {
+	Name  string
 	Class string // spec.engineClassRef, "" when unset
 }
 
@@ -82,7 +83,7 @@ func read(req *fnv1.RunFunctionRequest) (Inputs, error) {
 	in.EnginesResolved = resolved
 	for _, it := range items {
 		ref, _, _ := unstructured.NestedString(it.Resource.Object, "spec", "engineClassRef")
-		in.Engines = append(in.Engines, Engine{Class: ref})
+		in.Engines = append(in.Engines, Engine{Name: it.Resource.GetName(), Class: ref})
 	}
 	return in, nil
 }

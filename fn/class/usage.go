@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/crossplane/function-sdk-go/resource"
@@ -19,8 +21,12 @@ import (
 // Usage of it exists, answering 409 Conflict with
 //
 //	This resource is in-use by 2 usage(s), including the *v1beta1.Usage
-//	"e1-engineclass" (in namespace "firebolt") with reason:
-//	"FireboltEngine \"e1\" uses this FireboltEngineClass".
+//	"e1-engineclass-fe6d3468" (in namespace "firebolt") with reason:
+//	"FireboltEngine \"e1\" uses this FireboltEngineClass (bound engines: \"e1\", \"e2\")".
+//
+// The webhook quotes only one Usage, picked arbitrarily, so every Usage
+// carries the class's list of bound engines (status.boundEngineNames, as the
+// engine last read it) and the refusal names them all.
 //
 // When the engine stops naming the class, names another one, or is deleted,
 // its Usage leaves the desired state and Crossplane deletes it; once no Usage
@@ -66,13 +72,13 @@ func UsageName(engine, class string) string {
 
 // Usage renders the Usage an engine composes for the class it uses: the
 // FireboltEngineClass claim class, in the engine's namespace, held by the
-// FireboltEngine claim engine. The reason names the engine, so the refusal
-// of a deletion does.
+// FireboltEngine claim engine. The reason names the engine and the class's
+// bound engines, so the refusal of a deletion does.
 //
 // replayDeletion is off: a deletion that was refused stays refused. Replaying
 // it would delete the class silently whenever its last engine moves away,
 // perhaps months after the kubectl delete that nobody remembers.
-func Usage(namespace, engine, class string) *composed.Unstructured {
+func Usage(namespace, engine, class string, bound []string) *composed.Unstructured {
 	u := composed.New()
 	u.SetUnstructuredContent(map[string]any{
 		"apiVersion": UsageAPIVersion,
@@ -91,9 +97,36 @@ func Usage(namespace, engine, class string) *composed.Unstructured {
 				"kind":        v1alpha1.FireboltEngineClassKind,
 				"resourceRef": map[string]any{"name": class},
 			},
-			"reason":         fmt.Sprintf("%s %q uses this %s", v1alpha1.FireboltEngineKind, engine, v1alpha1.FireboltEngineClassKind),
+			"reason":         UsageReason(engine, bound),
 			"replayDeletion": false,
 		},
 	})
 	return u
+}
+
+// maxNamedEngines bounds the engines a Usage reason names; a refusal that
+// lists hundreds helps nobody, the class's status has them all.
+const maxNamedEngines = 10
+
+// UsageReason says that engine uses the class and names the engines bound
+// to it (engine among them, whether or not the list has caught up yet).
+func UsageReason(engine string, bound []string) string {
+	r := fmt.Sprintf("%s %q uses this %s", v1alpha1.FireboltEngineKind, engine, v1alpha1.FireboltEngineClassKind)
+	names := slices.Clone(bound)
+	if !slices.Contains(names, engine) {
+		names = append(names, engine)
+	}
+	if len(names) == 1 {
+		return r
+	}
+	slices.Sort(names)
+	quoted := make([]string, 0, maxNamedEngines)
+	for _, n := range names[:min(len(names), maxNamedEngines)] {
+		quoted = append(quoted, strconv.Quote(n))
+	}
+	list := strings.Join(quoted, ", ")
+	if more := len(names) - maxNamedEngines; more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	return r + " (bound engines: " + list + ")"
 }

@@ -32,6 +32,14 @@ func write(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p Plan) 
 	if err := dxr.Resource.SetValue("status.boundEngines", p.Status.BoundEngines); err != nil {
 		return xperrors.Wrap(err, "cannot set status.boundEngines")
 	}
+	// Written even when empty, so the list never outlives the last engine.
+	names := make([]any, len(p.Status.BoundEngineNames))
+	for i, n := range p.Status.BoundEngineNames {
+		names[i] = n
+	}
+	if err := dxr.Resource.SetValue("status.boundEngineNames", names); err != nil {
+		return xperrors.Wrap(err, "cannot set status.boundEngineNames")
+	}
 	dxr.Ready = resource.ReadyFalse
 	if p.Ready {
 		dxr.Ready = resource.ReadyTrue

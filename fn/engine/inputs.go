@@ -76,7 +76,10 @@ type ClassRef struct {
 	Resolved bool
 	Found    bool
 	Spec     v1alpha1.FireboltEngineClassSpec
-	Err      string
+	// BoundEngines is the class's status.boundEngineNames, which the
+	// engine's Usage repeats.
+	BoundEngines []string
+	Err          string
 }
 
 // Read decodes the request into Inputs. It fails only on a request that
@@ -140,6 +143,8 @@ func Read(req *fnv1.RunFunctionRequest, cfg v1beta1.Resolved) (Inputs, error) {
 			if err := decodeField(obj.Object, "spec", &in.Class.Spec); err != nil {
 				in.Class.Err = "cannot decode its spec: " + err.Error()
 			}
+			// Only for a Usage's message: an undecodable list is no list.
+			in.Class.BoundEngines, _, _ = unstructured.NestedStringSlice(obj.Object, "status", "boundEngineNames")
 		}
 	}
 	return in, nil

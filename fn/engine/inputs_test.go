@@ -48,6 +48,7 @@ func TestRead(t *testing.T) {
 		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngineClass",
 		"metadata": map[string]any{"name": "big", "namespace": "firebolt"},
 		"spec":     map[string]any{"template": map[string]any{}, "rollout": "recreate"},
+		"status":   map[string]any{"boundEngines": 2, "boundEngineNames": []any{"demo", "etl"}},
 	})}
 
 	type view struct {
@@ -108,7 +109,8 @@ func TestRead(t *testing.T) {
 				Instance: InstanceRef{Name: "inst", Resolved: true, Found: true,
 					Spec:   v1alpha1.FireboltInstanceSpec{ID: "ID"},
 					Status: v1alpha1.FireboltInstanceStatus{MetadataReady: true, MetadataEndpoint: "ep:7000"}},
-				Class:    ClassRef{Name: "big", Resolved: true, Found: true, Spec: v1alpha1.FireboltEngineClassSpec{Rollout: "recreate"}},
+				Class: ClassRef{Name: "big", Resolved: true, Found: true, Spec: v1alpha1.FireboltEngineClassSpec{Rollout: "recreate"},
+					BoundEngines: []string{"demo", "etl"}},
 				Observed: []resource.Name{"g2-statefulset", "service"},
 			},
 		},

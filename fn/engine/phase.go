@@ -505,7 +505,15 @@ func classUsage(in Inputs) (resource.Name, DesiredObject, bool) {
 	if in.Class.Name == "" || in.Status.Phase == "" || (!in.Class.Found && obs == nil) {
 		return "", DesiredObject{}, false
 	}
-	return name, DesiredObject{Object: class.Usage(in.Namespace, in.Engine, in.Class.Name).Object, Ready: obs != nil}, true
+	u := class.Usage(in.Namespace, in.Engine, in.Class.Name, in.Class.BoundEngines)
+	if !in.Class.Found {
+		// The class's list is not known on this call: keep the reason the
+		// Usage has rather than rewrite it to name this engine alone.
+		if r, ok, _ := unstructured.NestedString(obs.Object, "spec", "reason"); ok {
+			_ = unstructured.SetNestedField(u.Object, r, "spec", "reason")
+		}
+	}
+	return name, DesiredObject{Object: u.Object, Ready: obs != nil}, true
 }
 
 // frozen is the plan for a composite without claim labels: the function

@@ -14,7 +14,7 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
 )
 
-const stableTTL = 5 * time.Minute
+const stableTTL = time.Minute
 
 func baseSpec() v1alpha1.FireboltEngineSpec {
 	return v1alpha1.FireboltEngineSpec{InstanceRef: "inst", Replicas: 2}

@@ -22,7 +22,7 @@ func TestClassUsage(t *testing.T) {
 		return in
 	}
 	observedUsage := func(in Inputs) Inputs {
-		in.Observed[class.UsageResourceName("big")] = &unstructured.Unstructured{Object: class.Usage("firebolt", "demo", "big").Object}
+		in.Observed[class.UsageResourceName("big")] = &unstructured.Unstructured{Object: class.Usage("firebolt", "demo", "big", nil).Object}
 		return in
 	}
 	cases := map[string]struct {
@@ -39,14 +39,14 @@ func TestClassUsage(t *testing.T) {
 			in: func(t *testing.T) Inputs {
 				return withClass(t, v1alpha1.EnginePhaseStable, foundClass("big", corev1.PodTemplateSpec{}))
 			},
-			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big").Object},
+			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big", nil).Object},
 		},
 		"ClassFoundAndObserved": {
 			reason: "An observed Usage is ready.",
 			in: func(t *testing.T) Inputs {
 				return observedUsage(withClass(t, v1alpha1.EnginePhaseStable, foundClass("big", corev1.PodTemplateSpec{})))
 			},
-			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big").Object, Ready: true},
+			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big", nil).Object, Ready: true},
 		},
 		"FirstCall": {
 			reason: "The first call writes only the status intent.",
@@ -65,31 +65,49 @@ func TestClassUsage(t *testing.T) {
 			in: func(t *testing.T) Inputs {
 				return observedUsage(withClass(t, v1alpha1.EnginePhaseStable, ClassRef{Name: "big"}))
 			},
-			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big").Object, Ready: true},
+			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big", nil).Object, Ready: true},
 		},
 		"SwitchedClass": {
 			reason: "After a switch to another class only the new class's Usage is desired; the old one is deleted.",
 			in: func(t *testing.T) Inputs {
 				in := withClass(t, v1alpha1.EnginePhaseStable, foundClass("big", corev1.PodTemplateSpec{}))
-				in.Observed[class.UsageResourceName("small")] = &unstructured.Unstructured{Object: class.Usage("firebolt", "demo", "small").Object}
+				in.Observed[class.UsageResourceName("small")] = &unstructured.Unstructured{Object: class.Usage("firebolt", "demo", "small", nil).Object}
 				return in
 			},
-			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big").Object},
+			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big", nil).Object},
 		},
 		"ReferenceDropped": {
 			reason: "An engine that no longer names a class drops the Usage it had.",
 			in: func(t *testing.T) Inputs {
 				in := stableAt(t, 0, baseSpec())
-				in.Observed[class.UsageResourceName("big")] = &unstructured.Unstructured{Object: class.Usage("firebolt", "demo", "big").Object}
+				in.Observed[class.UsageResourceName("big")] = &unstructured.Unstructured{Object: class.Usage("firebolt", "demo", "big", nil).Object}
 				return in
 			},
+		},
+		"ClassNamesItsEngines": {
+			reason: "The Usage's reason names the engines the class lists, so a refused deletion names them all.",
+			in: func(t *testing.T) Inputs {
+				c := foundClass("big", corev1.PodTemplateSpec{})
+				c.BoundEngines = []string{"demo", "etl"}
+				return observedUsage(withClass(t, v1alpha1.EnginePhaseStable, c))
+			},
+			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big", []string{"demo", "etl"}).Object, Ready: true},
+		},
+		"ClassNotResolvedKeepsReason": {
+			reason: "A call without the class keeps the reason the observed Usage has rather than drop the other engines from it.",
+			in: func(t *testing.T) Inputs {
+				in := withClass(t, v1alpha1.EnginePhaseStable, ClassRef{Name: "big"})
+				in.Observed[class.UsageResourceName("big")] = &unstructured.Unstructured{Object: class.Usage("firebolt", "demo", "big", []string{"etl"}).Object}
+				return in
+			},
+			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big", []string{"etl"}).Object, Ready: true},
 		},
 		"Draining": {
 			reason: "The Usage stays through a rollout.",
 			in: func(t *testing.T) Inputs {
 				return observedUsage(withClass(t, v1alpha1.EnginePhaseDraining, foundClass("big", corev1.PodTemplateSpec{})))
 			},
-			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big").Object, Ready: true},
+			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big", nil).Object, Ready: true},
 		},
 	}
 	for name, tc := range cases {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,13 +28,14 @@ func TestClassEditRollsBoundEngines(t *testing.T) {
 	for _, e := range engines {
 		before[e.GetName()] = s.waitStable(e, -1).Active
 	}
-	s.wait(rolloutTimeout, "the class to count 2 bound engines", func(context.Context) (bool, string, error) {
+	s.wait(rolloutTimeout, "the class to count and name its 2 bound engines", func(context.Context) (bool, string, error) {
 		u, err := s.get(class)
 		if err != nil || u == nil {
 			return false, fmt.Sprintf("class: %v", err), nil
 		}
 		n, _, _ := unstructured.NestedInt64(u.Object, "status", "boundEngines")
-		return n == 2, fmt.Sprintf("boundEngines=%d", n), nil
+		names, _, _ := unstructured.NestedStringSlice(u.Object, "status", "boundEngineNames")
+		return n == 2 && slices.Equal(names, []string{"e1", "e2"}), fmt.Sprintf("boundEngines=%d boundEngineNames=%q", n, names), nil
 	})
 
 	edited := class.DeepCopy()
@@ -47,15 +49,19 @@ func TestClassEditRollsBoundEngines(t *testing.T) {
 		}
 	}
 
-	// In use: refused. The refusal comes from Crossplane's Usage webhook;
-	// while another scenario restarts Crossplane the webhook call itself may
-	// fail, which refuses too, so wait for the Usage's own answer.
-	s.wait(rolloutTimeout, "deleting the class in use to be refused by its Usage", func(ctx context.Context) (bool, string, error) {
+	// In use: refused, naming both engines. The refusal comes from
+	// Crossplane's Usage webhook; while another scenario restarts Crossplane
+	// the webhook call itself may fail, which refuses too, so wait for the
+	// Usage's own answer. Whichever Usage it quotes names every engine once
+	// the engines have read the class's list.
+	s.wait(rolloutTimeout, "deleting the class in use to be refused, naming both engines", func(ctx context.Context) (bool, string, error) {
 		err := cp.Delete(ctx, class)
 		if err == nil {
 			return false, "", fmt.Errorf("deleting class standard while engines use it was accepted")
 		}
-		return strings.Contains(err.Error(), "in-use") || strings.Contains(err.Error(), "in use"), err.Error(), nil
+		msg := err.Error()
+		plain := strings.ReplaceAll(msg, `\`, "")
+		return strings.Contains(msg, "in-use") && strings.Contains(plain, `"e1"`) && strings.Contains(plain, `"e2"`), msg, nil
 	})
 	if u, err := s.get(class); err != nil || u == nil || u.GetDeletionTimestamp() != nil {
 		t.Fatalf("class after the refused deletion: %v, %v; want it present and not deleting", u, err)

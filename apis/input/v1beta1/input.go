@@ -56,8 +56,9 @@ type InputSpec struct {
 	Scrape Scrape `json:"scrape,omitempty"`
 
 	// StableTTL is the response TTL while a composite is stable: Crossplane
-	// calls the function again after it, so it bounds how long drift goes
-	// unnoticed. Default 5m.
+	// calls the function again after it, so it bounds how long drift, or a
+	// watch event Crossplane dropped, goes unnoticed. Default 1m, Crossplane's
+	// own poll interval.
 	// +optional
 	StableTTL *metav1.Duration `json:"stableTTL,omitempty"`
 }

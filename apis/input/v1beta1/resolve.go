@@ -24,7 +24,7 @@ const (
 	DefaultOverallTimeout   = 10 * time.Second
 	DefaultMaxBodyBytes     = int64(1 << 20)
 	DefaultConcurrency      = 16
-	DefaultStableTTL        = 5 * time.Minute
+	DefaultStableTTL        = time.Minute
 )
 
 // Resolved is an Input with every default applied and every value checked.
