@@ -6,6 +6,7 @@
 #   hack/tools.sh crossplane       Crossplane CLI v2.5.0 (render, validate, xpkg)
 #   hack/tools.sh crossplane-core  Crossplane core v2.4.0 (render engine, controller)
 #   hack/tools.sh controller-gen   controller-gen v0.23.0 (deepcopy, CRDs for hack/generate.sh)
+#   hack/tools.sh crossplane-module  the source of Crossplane core v2.4.0 (its CRDs and webhook configurations)
 #   hack/tools.sh etcd             etcd v3.6.5 (end-to-end control plane)
 #   hack/tools.sh kube-apiserver|kube-controller-manager|kube-scheduler|kubectl
 #                                  Kubernetes v1.34.4; the four are built together (15-20 min cold)
@@ -20,13 +21,14 @@ version_pkg=github.com/crossplane/crossplane-runtime/v2/pkg/version.version
 case "${1:-}" in
 crossplane)      dir=xp-cli;  pkg=github.com/crossplane/cli/v2/cmd/crossplane;       version=v2.5.0 ;;
 crossplane-core) dir=xp-core; pkg=github.com/crossplane/crossplane/v2/cmd/crossplane; version=v2.4.0 ;;
+crossplane-module) dir=xp-core; pkg=; version=v2.4.0 ;;
 # controller-gen has no version variable to stamp; -X of an absent symbol is a no-op.
 controller-gen)  dir=controller-gen; pkg=sigs.k8s.io/controller-tools/cmd/controller-gen; version=v0.23.0 ;;
 etcd)            dir=etcd; pkg=.; version=v3.6.5 ;;
 kwok)            dir=kwok; pkg=sigs.k8s.io/kwok/cmd/kwok; version=v0.8.0 ;;
 kwok-stages)     dir=kwok; pkg=; version=v0.8.0 ;;
 kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) dir=kube; pkg=; version=v1.34.4 ;;
-*) echo "usage: $0 crossplane|crossplane-core|controller-gen|etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kwok|kwok-stages" >&2; exit 2 ;;
+*) echo "usage: $0 crossplane|crossplane-core|crossplane-module|controller-gen|etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kwok|kwok-stages" >&2; exit 2 ;;
 esac
 
 mod="$root/hack/tools/$dir"
@@ -52,6 +54,11 @@ kube-*|kubectl)
 		rm -rf "$outdir" && mv "$outdir.tmp" "$outdir"
 	fi
 	echo "$outdir/$1"
+	exit 0
+	;;
+crossplane-module)
+	(cd "$mod" && go mod download github.com/crossplane/crossplane/v2 &&
+		go list -mod=readonly -m -f '{{.Dir}}' github.com/crossplane/crossplane/v2)
 	exit 0
 	;;
 kwok-stages)

@@ -9,12 +9,14 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,12 +27,36 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 )
 
-// buildFunction compiles this command once per test binary.
+// The command is compiled once per test binary, into buildDir.
+var (
+	buildDir  string
+	buildOnce sync.Once
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "function-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	buildDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// buildFunction returns the compiled command.
 func buildFunction(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "function")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("cannot build: %v\n%s", err, out)
+	bin := filepath.Join(buildDir, "function")
+	buildOnce.Do(func() {
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("%w\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("cannot build: %v", buildErr)
 	}
 	return bin
 }
@@ -92,7 +118,7 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-func waitListening(t *testing.T, addr string, cmd *exec.Cmd) {
+func waitListening(t *testing.T, addr string) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if c, err := net.Dial("tcp", addr); err == nil {
@@ -122,7 +148,7 @@ func TestServesMTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	waitListening(t, addr, cmd)
+	waitListening(t, addr)
 
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(p.caPEM)

@@ -2,7 +2,6 @@ package class
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,12 +55,8 @@ func Compute(in Inputs, cfg v1beta1.Resolved) Plan {
 		p.Ready = true
 		return p
 	}
-	msgs := make([]string, len(errs))
-	for i, e := range errs {
-		msgs[i] = e.Error()
-	}
 	p.Condition = Condition{Type: TypeAdmissible, Status: corev1.ConditionFalse, Reason: ReasonOperatorOwnedFieldSet,
-		Message: "spec.template is rejected: " + strings.Join(msgs, "; ")}
+		Message: podtemplate.Rejected("spec.template", errs)}
 	if old := in.Admissible; old == nil || old.Reason != p.Condition.Reason || old.Status != p.Condition.Status {
 		p.Warning = p.Condition.Message
 	}

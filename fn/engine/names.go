@@ -5,12 +5,14 @@ import (
 	"strings"
 
 	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/firebolt-db/firebolt-crossplane/fn/class"
 )
 
 // Labels the engine's objects carry. The generation label is what the
 // routing Service selects on, so cutover is a change of one label value.
 const (
-	LabelEngine     = "firebolt.io/engine"
+	LabelEngine     = class.LabelEngine
 	LabelGeneration = "firebolt.io/generation"
 )
 

@@ -330,9 +330,6 @@ func (m *machine) cleaning() {
 // render renders generation gen from the current spec. Only called when
 // canRender.
 func (m *machine) render(gen int) Recording {
-	if rec, ok := m.recorded[gen]; ok {
-		return rec
-	}
 	return record(gen, renderGeneration(renderInput{
 		Engine:           m.in.Engine,
 		Namespace:        m.in.Namespace,
@@ -523,12 +520,16 @@ func frozen(in Inputs, now time.Time) Plan {
 	p := Plan{Resources: map[resource.Name]DesiredObject{}, TTL: in.Config.StableTTL}
 	keep := map[int]Recording{}
 	for name, obs := range in.Observed {
-		obj := sanitized(obs)
+		var obj map[string]any
+		reproduced := false
 		if gen, suffix, ok := parseResourceName(name); ok {
 			if rec, ok := in.Renderings[gen]; ok && rec.usable() {
-				obj = deepCopy(rec.Objects.bySuffix(suffix))
+				obj, reproduced = deepCopy(rec.Objects.bySuffix(suffix)), true
 				keep[gen] = rec
 			}
+		}
+		if !reproduced {
+			obj = sanitized(obs)
 		}
 		p.Resources[name] = DesiredObject{Object: obj, Ready: true}
 	}

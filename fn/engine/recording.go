@@ -3,9 +3,7 @@ package engine
 import (
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"sort"
@@ -15,6 +13,7 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
 )
 
 // recordingVersion versions the recorded encoding. A future function that
@@ -75,8 +74,7 @@ func (r Recording) usable() bool { return r.Err == nil && r.Objects.StatefulSet 
 // bytes and equal hashes. The stored encoding is only made when the
 // recording is written (encoded): most calls just compare hashes.
 func record(gen int, objs GenerationObjects) Recording {
-	sum := sha256.Sum256(canonical(objs))
-	return Recording{Generation: gen, Hash: hex.EncodeToString(sum[:])[:16], Objects: objs}
+	return Recording{Generation: gen, Hash: podtemplate.ContentHash(recordingDoc{Version: recordingVersion, Objects: objs}), Objects: objs}
 }
 
 func canonical(objs GenerationObjects) []byte {

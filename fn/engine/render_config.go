@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -95,17 +93,6 @@ func deepMerge(dst, src map[string]any) {
 		}
 		dst[k] = v
 	}
-}
-
-// contentHash is the original's content hash: the first 16 hex digits of
-// the SHA-256 of a value's JSON.
-func contentHash(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic("engine: cannot encode value to hash: " + err.Error())
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])[:16]
 }
 
 // engineConfig is the content of config.yaml: the operator's base with the

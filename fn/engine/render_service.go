@@ -4,13 +4,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
 )
 
 // Engine ports, fixed by the engine image.
 const (
 	PortQuery   = 3473
 	PortHealth  = 8122
-	PortMetrics = 9090
+	PortMetrics = scrape.MetricsPort
 )
 
 // servicePorts are the ports both Services expose.

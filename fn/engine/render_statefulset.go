@@ -57,7 +57,7 @@ func renderStatefulSet(r renderInput) *appsv1.StatefulSet {
 		annotations[AnnotationMetadataOverride] = *o
 	}
 	if r.CustomConfig != nil {
-		annotations[AnnotationCustomConfigHash] = contentHash(r.CustomConfig)
+		annotations[AnnotationCustomConfigHash] = podtemplate.ContentHash(r.CustomConfig)
 	}
 	if classTpl != nil {
 		annotations[AnnotationEngineClassHash] = podtemplate.Hash(classTpl)

@@ -105,7 +105,7 @@ func (c *computation) metadata(id string, db database, block *blocked) error {
 	// An in-place rotation of external credentials must restart the
 	// service, which reads them at start; the Secret's resourceVersion
 	// says it was written without putting its content in an annotation.
-	hash := contentHash(config, db.credentials, db.version)
+	hash := partsHash(config, db.credentials, db.version)
 	return c.addAll(map[resource.Name]runtime.Object{
 		RNMetadataConfig: renderMetadataConfigMap(c.n, config),
 		RNMetadata: renderMetadataDeployment(c.n, metadataParams{
@@ -146,17 +146,13 @@ func (c *computation) renderGateway(envoy string) error {
 	if spec.Replicas != nil {
 		replicas = *spec.Replicas
 	}
-	metricsPort := spec.MetricsPort
-	if metricsPort == 0 {
-		metricsPort = gateway.DefaultMetricsPort
-	}
 	objs := map[resource.Name]runtime.Object{
 		RNGatewayConfig: renderGatewayConfigMap(c.n, envoy),
 		RNGateway: renderGatewayDeployment(c.n, gatewayParams{
 			Image:       c.cfg.Images.Gateway,
 			Replicas:    replicas,
-			MetricsPort: metricsPort,
-			ConfigHash:  contentHash(envoy),
+			MetricsPort: gateway.MetricsPortOrDefault(spec.MetricsPort),
+			ConfigHash:  partsHash(envoy),
 			Template:    spec.Template,
 		}),
 		RNGatewayService: renderGatewayService(c.n),

@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -115,7 +113,7 @@ func Compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 
 	metaBlock := db.block
 	if len(metaErrs) > 0 {
-		metaBlock = &blocked{reason: ReasonTemplateRejected, message: rejected("spec.metadata.template", metaErrs)}
+		metaBlock = &blocked{reason: ReasonTemplateRejected, message: podtemplate.Rejected("spec.metadata.template", metaErrs)}
 	}
 	if err := c.metadata(id, db, metaBlock); err != nil {
 		return Plan{}, err
@@ -123,7 +121,7 @@ func Compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 
 	var gwBlock *blocked
 	if len(gwErrs) > 0 {
-		gwBlock = &blocked{reason: ReasonTemplateRejected, message: rejected("spec.gateway.template", gwErrs)}
+		gwBlock = &blocked{reason: ReasonTemplateRejected, message: podtemplate.Rejected("spec.gateway.template", gwErrs)}
 	}
 	gwBlock, err = c.gateway(gwBlock)
 	if err != nil {
@@ -170,19 +168,9 @@ func (c *computation) addAll(objs map[resource.Name]runtime.Object) error {
 	return nil
 }
 
-// rejected is the message of a template that breaks the rules: every
-// violation with its field path.
-func rejected(path string, errs field.ErrorList) string {
-	msgs := make([]string, len(errs))
-	for i, e := range errs {
-		msgs[i] = e.Error()
-	}
-	return fmt.Sprintf("%s is rejected: %s", path, strings.Join(msgs, "; "))
-}
-
-// contentHash is the first 16 hex characters of SHA-256 over the parts,
+// partsHash is the first 16 hex characters of SHA-256 over the parts,
 // each length-prefixed so that moving bytes between parts changes it.
-func contentHash(parts ...string) string {
+func partsHash(parts ...string) string {
 	h := sha256.New()
 	for _, p := range parts {
 		var l [8]byte

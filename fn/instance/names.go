@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/firebolt-db/firebolt-crossplane/fn/instance/gateway"
 )
 
 // Composition resource names. Crossplane keeps the object name it first saw
@@ -53,7 +55,7 @@ const (
 
 // clusterDomain is the DNS domain the published endpoints use, as the
 // original operator's.
-const clusterDomain = "cluster.local"
+const clusterDomain = gateway.DefaultClusterDomain
 
 // names derives every object name of one instance from its claim name, so
 // that a name is spelled in one place.

@@ -21,11 +21,17 @@ func Hash(tpl *corev1.PodTemplateSpec) string {
 	if tpl == nil {
 		return ""
 	}
-	b, err := json.Marshal(tpl)
+	return ContentHash(tpl)
+}
+
+// ContentHash is the original operator's content hash: the first 16 hex
+// characters of the SHA-256 of v's JSON encoding.
+func ContentHash(v any) string {
+	b, err := json.Marshal(v)
 	if err != nil {
-		// A PodTemplateSpec holds only JSON-safe types; failing here is a
-		// programming error, not bad input.
-		panic("podtemplate: cannot encode pod template: " + err.Error())
+		// Callers hash API types and decoded JSON, which always encode;
+		// failing here is a programming error, not bad input.
+		panic("podtemplate: cannot encode value to hash: " + err.Error())
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])[:16]

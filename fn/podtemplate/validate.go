@@ -45,6 +45,16 @@ func Validate(tpl *corev1.PodTemplateSpec, r Rules, path *field.Path) field.Erro
 	return errs
 }
 
+// Rejected is the message of a condition that refuses the template at path
+// for errs: every violation with its field path.
+func Rejected(path string, errs field.ErrorList) string {
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return path + " is rejected: " + strings.Join(msgs, "; ")
+}
+
 // ValidateLayers reports names the engine template reuses from the class
 // template. Merge concatenates class and engine sidecars, init containers and
 // volumes, so a shared name would render a pod the API server refuses.

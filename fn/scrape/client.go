@@ -13,14 +13,6 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 )
 
-// A Prober decides whether the pods a selector names have drained. The engine
-// composer's read layer depends on this, so its tests can substitute a fake.
-type Prober interface {
-	Drain(ctx context.Context, namespace string, selector labels.Selector) Verdict
-}
-
-var _ Prober = (*Client)(nil)
-
 // Client lists pods with a clientset and scrapes their metrics. It is safe
 // for concurrent use.
 type Client struct {

@@ -2,7 +2,7 @@
 // endpoint, the live signal behind the engine composer's drain check (seed 000,
 // firebolt-operator.md §2.6).
 //
-// The composer's read layer calls a Prober and hands the resulting Verdict, a
+// The composer's read layer calls Client.Drain and hands the resulting Verdict, a
 // plain comparable value, to its pure compute layer. Nothing here ever fails
 // a function call: every problem (list error, timeout, bad status, bad body)
 // becomes "not drained" with a cause naming the pod, so a transient failure

@@ -1,7 +1,7 @@
 // Package xptools finds the pinned Crossplane tools for tests. The tools are
 // built once into a cache outside the repository by hack/tools.sh (minutes
 // on a fresh machine, instant afterwards), so `go test ./...` works on its
-// own; `make test` passes the paths in through the environment instead.
+// own. CROSSPLANE, CROSSPLANE_CORE and CROSSPLANE_CRDS override them.
 package xptools
 
 import (
@@ -61,11 +61,5 @@ func CrossplaneCRDs(t testing.TB) string {
 	if p := os.Getenv("CROSSPLANE_CRDS"); p != "" {
 		return p
 	}
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/crossplane/crossplane/v2")
-	cmd.Dir = filepath.Join(Root(), "hack", "tools", "xp-core")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("cannot locate the Crossplane core module: %v", err)
-	}
-	return filepath.Join(strings.TrimSpace(string(out)), "cluster", "crds")
+	return filepath.Join(tool(t, "crossplane-module", ""), "cluster", "crds")
 }

@@ -40,7 +40,7 @@ func TestEngineWaitsForInstance(t *testing.T) {
 
 	// The instance exists, but its metadata service is not ready.
 	inst := s.instance("demo")
-	set(t, inst, map[string]any{holdLabel: "true"}, "spec", "metadata", "template", "metadata", "labels")
+	set(t, inst, map[string]any{harness.HoldLabel: "true"}, "spec", "metadata", "template", "metadata", "labels")
 	s.apply(inst)
 	notReady("metadata")
 

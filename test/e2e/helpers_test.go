@@ -34,9 +34,6 @@ const (
 const (
 	labelEngine     = "firebolt.io/engine"
 	labelGeneration = "firebolt.io/generation"
-	// holdLabel keeps a pod Pending (and so not Ready) for as long as it
-	// carries it: the harness's KWOK stages leave such pods alone.
-	holdLabel = harness.HoldLabel
 )
 
 // scenario is one test's view of the shared stack: its own namespace, and
@@ -331,8 +328,8 @@ func (s *scenario) releasePods(selector string, want int) {
 				continue
 			}
 			live++
-			if _, held := p.Labels[holdLabel]; held {
-				patch := fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, holdLabel)
+			if _, held := p.Labels[harness.HoldLabel]; held {
+				patch := fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, harness.HoldLabel)
 				if _, err := cp.Kube.CoreV1().Pods(s.ns).Patch(ctx, p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 					return false, fmt.Sprintf("cannot release %s: %v", p.Name, err), nil
 				}
@@ -354,8 +351,8 @@ func (s *scenario) releasePod(name string) {
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		if _, held := p.Labels[holdLabel]; held {
-			patch := fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, holdLabel)
+		if _, held := p.Labels[harness.HoldLabel]; held {
+			patch := fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, harness.HoldLabel)
 			if _, err := cp.Kube.CoreV1().Pods(s.ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 				return false, fmt.Sprintf("cannot release: %v", err), nil
 			}
@@ -399,7 +396,7 @@ func withHold(t *testing.T, u *unstructured.Unstructured) *unstructured.Unstruct
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[holdLabel] = "true"
+	labels[harness.HoldLabel] = "true"
 	m := map[string]any{}
 	for k, v := range labels {
 		m[k] = v

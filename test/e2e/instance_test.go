@@ -21,7 +21,7 @@ func TestInstanceProvisions(t *testing.T) {
 	inst := s.instance("demo")
 	// Hold the metadata and gateway pods so the test sees the instance
 	// before and after each workload becomes Ready.
-	hold := map[string]any{holdLabel: "true"}
+	hold := map[string]any{harness.HoldLabel: "true"}
 	set(t, inst, hold, "spec", "metadata", "template", "metadata", "labels")
 	set(t, inst, hold, "spec", "gateway", "template", "metadata", "labels")
 	s.apply(inst)

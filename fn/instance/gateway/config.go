@@ -96,10 +96,17 @@ func withDefaults(p Params) Params {
 	if p.ClusterDomain == "" {
 		p.ClusterDomain = DefaultClusterDomain
 	}
-	if p.MetricsPort == 0 {
-		p.MetricsPort = DefaultMetricsPort
-	}
+	p.MetricsPort = MetricsPortOrDefault(p.MetricsPort)
 	return p
+}
+
+// MetricsPortOrDefault is the metrics port a spec's value means: 0 is the
+// default.
+func MetricsPortOrDefault(port int32) int32 {
+	if port == 0 {
+		return DefaultMetricsPort
+	}
+	return port
 }
 
 func validate(p Params) field.ErrorList {

@@ -31,10 +31,7 @@ const (
 
 // The simulated node. Its pod range is on the namespace's loopback, and it
 // carries the label the example engine class selects.
-const (
-	NodeName    = "kwok-node-0"
-	nodePodCIDR = PodCIDR
-)
+const NodeName = "kwok-node-0"
 
 // startControlPlane starts etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler and KWOK, registers a simulated node, and waits until each
@@ -54,7 +51,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	f := func(n string) string { return filepath.Join(pk, n) }
 	t := c.Tools
 
-	if _, err := c.procs.start("etcd", t.Etcd, []string{
+	if err := c.procs.start("etcd", t.Etcd, []string{
 		"--name=e2e", "--data-dir=" + c.path("etcd"),
 		"--listen-client-urls=" + etcdURL, "--advertise-client-urls=" + etcdURL,
 		"--listen-peer-urls=http://127.0.0.1:2380", "--initial-advertise-peer-urls=http://127.0.0.1:2380",
@@ -68,7 +65,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		return err
 	}
 
-	if _, err := c.procs.start("kube-apiserver", t.KubeAPIServer, []string{
+	if err := c.procs.start("kube-apiserver", t.KubeAPIServer, []string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1", "--secure-port=6443", "--advertise-address=127.0.0.1",
 		"--tls-cert-file=" + f("apiserver.crt"), "--tls-private-key-file=" + f("apiserver.key"),
@@ -95,21 +92,21 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 
 	common := []string{"--kubeconfig=" + c.Kubeconfig, "--authentication-kubeconfig=" + c.Kubeconfig,
 		"--authorization-kubeconfig=" + c.Kubeconfig, "--bind-address=127.0.0.1", "--leader-elect=false", "--v=1"}
-	if _, err := c.procs.start("kube-controller-manager", t.KubeControllerManager, append(common,
+	if err := c.procs.start("kube-controller-manager", t.KubeControllerManager, append(common,
 		"--secure-port=10257", "--controllers=*",
 		"--service-account-private-key-file="+f("sa.key"), "--root-ca-file="+f("ca.crt"),
 		"--use-service-account-credentials=false",
 	)); err != nil {
 		return err
 	}
-	if _, err := c.procs.start("kube-scheduler", t.KubeScheduler, append(common, "--secure-port=10259")); err != nil {
+	if err := c.procs.start("kube-scheduler", t.KubeScheduler, append(common, "--secure-port=10259")); err != nil {
 		return err
 	}
 	stages, err := c.kwokStages()
 	if err != nil {
 		return err
 	}
-	if _, err := c.procs.start("kwok", t.KWOK, []string{
+	if err := c.procs.start("kwok", t.KWOK, []string{
 		"--kubeconfig=" + c.Kubeconfig, "--config=" + stages,
 		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 		"--cidr=" + PodCIDR, "--node-ip=127.0.0.1", "--node-lease-duration-seconds=40",
@@ -199,7 +196,7 @@ func (c *Cluster) addNode(ctx context.Context) error {
 				"pool": "firebolt-engines",
 			},
 		},
-		Spec:   corev1.NodeSpec{PodCIDR: nodePodCIDR, PodCIDRs: []string{nodePodCIDR}},
+		Spec:   corev1.NodeSpec{PodCIDR: PodCIDR, PodCIDRs: []string{PodCIDR}},
 		Status: corev1.NodeStatus{Allocatable: big, Capacity: big},
 	}
 	if _, err := c.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {

@@ -147,7 +147,7 @@ func (c *Cluster) startCrossplaneProcess(kubeconfig, serverDir string) error {
 		"METRICS_PORT=8085", // The RBAC manager holds controller-runtime's default :8080.
 		"HEALTH_PROBE_PORT=8081",
 	)
-	_, err := c.procs.start("crossplane", c.Tools.CrossplaneCore, []string{"core", "start", "--debug"}, env...)
+	err := c.procs.start("crossplane", c.Tools.CrossplaneCore, []string{"core", "start", "--debug"}, env...)
 	return err
 }
 
@@ -167,7 +167,7 @@ func (c *Cluster) functionCerts() error {
 		CommonName: "function-firebolt", Server: true,
 		IPs:      []net.IP{net.ParseIP(host)},
 		DNSNames: []string{"localhost"},
-	}, false)
+	})
 	if err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ func (c *Cluster) startFunction(ctx context.Context) error {
 	if err := c.serviceAccountKubeconfig(ctx, CrossplaneNamespace, "function-firebolt", kubeconfig); err != nil {
 		return err
 	}
-	_, err := c.procs.start("function", c.Tools.Function, []string{
+	err := c.procs.start("function", c.Tools.Function, []string{
 		"--debug", "--address=" + FunctionAddress, "--tls-certs-dir=" + c.xp.fnDir, "--metrics-address=",
 	}, "KUBECONFIG="+kubeconfig)
 	if err != nil {

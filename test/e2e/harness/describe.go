@@ -20,7 +20,6 @@ var (
 	XInstanceGVK  = schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "XFireboltInstance"}
 	XEngineGVK    = schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "XFireboltEngine"}
 	XClassGVK     = schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "XFireboltEngineClass"}
-	UsageGVK      = schema.GroupVersionKind{Group: "protection.crossplane.io", Version: "v1beta1", Kind: "Usage"}
 	claimAndXRGVK = []schema.GroupVersionKind{InstanceGVK, ClassGVK, EngineGVK, XInstanceGVK, XClassGVK, XEngineGVK}
 )
 

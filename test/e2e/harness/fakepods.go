@@ -75,13 +75,6 @@ func (f *FakePods) Set(namespace, prefix string, b Behaviour) {
 	f.rules[namespace+"/"+prefix] = b
 }
 
-// Clear removes the rule Set made, so those pods are Idle again.
-func (f *FakePods) Clear(namespace, prefix string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.rules, namespace+"/"+prefix)
-}
-
 // Scrapes returns how many scrapes of a pod the fakes have received, hung
 // and failed ones included.
 func (f *FakePods) Scrapes(namespace, pod string) int {
@@ -137,7 +130,7 @@ func (f *FakePods) sync(pods []corev1.Pod) {
 	defer f.mu.Unlock()
 	f.pods = map[string]podRef{}
 	for _, p := range pods {
-		if p.Status.PodIP != "" && strings.HasPrefix(p.Status.PodIP, "10.244.") && p.Spec.HostNetwork == false {
+		if ip := net.ParseIP(p.Status.PodIP); ip != nil && podNet.Contains(ip) && !p.Spec.HostNetwork {
 			f.pods[p.Status.PodIP] = podRef{Namespace: p.Namespace, Name: p.Name}
 		}
 	}

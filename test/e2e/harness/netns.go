@@ -28,6 +28,15 @@ const (
 	ServiceCIDR = "10.96.0.0/16"
 )
 
+// podNet is PodCIDR parsed.
+var podNet = func() *net.IPNet {
+	_, n, err := net.ParseCIDR(PodCIDR)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}()
+
 // InNetns reports whether this process is the re-executed copy.
 func InNetns() bool { return os.Getenv(EnvInNetns) != "" }
 

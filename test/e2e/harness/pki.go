@@ -39,11 +39,11 @@ type certSpec struct {
 // newCA makes a self-signed certificate authority. ECDSA keys: RSA key
 // generation is slow on a busy two-core machine.
 func newCA(name string) (*keyPair, error) {
-	return issue(nil, certSpec{CommonName: name}, true)
+	return issue(nil, certSpec{CommonName: name})
 }
 
 // issue signs a certificate with ca, or self-signs a CA when ca is nil.
-func issue(ca *keyPair, s certSpec, isCA bool) (*keyPair, error) {
+func issue(ca *keyPair, s certSpec) (*keyPair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot generate a key")
@@ -69,11 +69,10 @@ func issue(ca *keyPair, s certSpec, isCA bool) (*keyPair, error) {
 		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
 	}
 	parent, signer := tmpl, crypto.Signer(key)
-	if isCA {
+	if ca == nil {
 		tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
 		tmpl.KeyUsage |= x509.KeyUsageCertSign | x509.KeyUsageCRLSign
-	}
-	if ca != nil {
+	} else {
 		parent, signer = ca.cert, ca.signer
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, key.Public(), signer)
@@ -159,7 +158,7 @@ func newPKI(dir string) (*pki, error) {
 		{&p.FrontProxy, certSpec{CommonName: "front-proxy-client", Client: true}},
 	}
 	for _, s := range specs {
-		kp, err := issue(ca, s.spec, false)
+		kp, err := issue(ca, s.spec)
 		if err != nil {
 			return nil, err
 		}
@@ -184,7 +183,7 @@ func newPKI(dir string) (*pki, error) {
 
 func (p *pki) write(dir string) error {
 	files := map[string][]byte{
-		"ca.crt": p.CA.Cert, "ca.key": p.CA.Key,
+		"ca.crt":        p.CA.Cert,
 		"apiserver.crt": p.APIServer.Cert, "apiserver.key": p.APIServer.Key,
 		"front-proxy-client.crt": p.FrontProxy.Cert, "front-proxy-client.key": p.FrontProxy.Key,
 		"sa.key": p.SAKey, "sa.pub": p.SAPub,

@@ -190,13 +190,13 @@ func newProcs(logs string) *procs {
 	return &procs{byName: map[string]*Process{}, logs: logs}
 }
 
-func (ps *procs) start(name, path string, args []string, env ...string) (*Process, error) {
+func (ps *procs) start(name, path string, args []string, env ...string) error {
 	p := &Process{Name: name, Path: path, Args: args, Env: env, Log: filepath.Join(ps.logs, name+".log")}
 	ps.mu.Lock()
 	ps.order = append(ps.order, p)
 	ps.byName[name] = p
 	ps.mu.Unlock()
-	return p, p.Start()
+	return p.Start()
 }
 
 func (ps *procs) get(name string) *Process {

@@ -75,6 +75,7 @@ func Prepare(ctx context.Context, out string, log io.Writer) (*Tools, error) {
 		{"kubectl", &t.Kubectl},
 		{"crossplane-core", &t.CrossplaneCore},
 		{"crossplane", &t.Crossplane},
+		{"crossplane-module", &t.CrossplaneModule},
 		{"etcd", &t.Etcd},
 		{"kwok", &t.KWOK},
 		{"kwok-stages", &t.KWOKStages},
@@ -90,15 +91,6 @@ func Prepare(ctx context.Context, out string, log io.Writer) (*Tools, error) {
 		}
 		*tool.into = p
 	}
-	list := commandContext(ctx, "go", "list", "-mod=readonly", "-m", "-f", "{{.Dir}}", "github.com/crossplane/crossplane/v2")
-	list.Dir = filepath.Join(root, "hack", "tools", "xp-core")
-	list.Stderr = log
-	mod, err := list.Output()
-	if err != nil {
-		return nil, errors.Wrap(err, "cannot locate the Crossplane core module")
-	}
-	t.CrossplaneModule = strings.TrimSpace(string(mod))
-
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, errors.Wrapf(err, "cannot create %s", out)
 	}
