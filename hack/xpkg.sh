@@ -9,6 +9,11 @@ out=${1:?usage: hack/xpkg.sh OUTDIR}
 : "${REGISTRY:?}" "${VERSION:?}"
 crossplane=${CROSSPLANE:-$(hack/tools.sh crossplane)}
 mkdir -p "$out"
+# The toolchain go.mod pins, exactly: a newer local Go would otherwise build a
+# different binary, and the packages would differ between machines.
+GOTOOLCHAIN=$(go mod edit -json | sed -n 's/^[[:space:]]*"Toolchain": "\(go[0-9.]*\)".*/\1/p')
+: "${GOTOOLCHAIN:?go.mod has no toolchain line}"
+export GOTOOLCHAIN
 out=$(cd "$out" && pwd)
 work="$out/.work"
 rm -rf "$work" && mkdir -p "$work/no-examples"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/xpkg"
@@ -32,6 +33,23 @@ func (p Packages) FunctionName() (string, error) {
 	return xpkg.ToDNSLabel(repo.RepositoryStr()), nil
 }
 
+// FunctionConstraint is the range of Function versions the Configuration
+// accepts: this version up to, not including, the next one that may break the
+// function input or the status it keeps (the next major, or the next minor
+// while the major is 0). Crossplane would otherwise upgrade a dependency
+// across a breaking release on its own.
+func (p Packages) FunctionConstraint() (string, error) {
+	v, err := semver.StrictNewVersion(strings.TrimPrefix(p.Version, "v"))
+	if err != nil {
+		return "", fmt.Errorf("version %q must be a semantic version such as v1.2.3: %w", p.Version, err)
+	}
+	next := v.IncMajor()
+	if v.Major() == 0 {
+		next = v.IncMinor()
+	}
+	return fmt.Sprintf(">=%s, <v%s-0", p.Version, next.String()), nil
+}
+
 // Validate rejects a registry path or version that cannot name a package.
 func (p Packages) Validate() error {
 	if p.Registry == "" || strings.HasSuffix(p.Registry, "/") || strings.Contains(p.Registry, ":v") {
@@ -39,6 +57,9 @@ func (p Packages) Validate() error {
 	}
 	if !strings.HasPrefix(p.Version, "v") {
 		return fmt.Errorf("version %q must be a semantic version starting with v", p.Version)
+	}
+	if _, err := p.FunctionConstraint(); err != nil {
+		return err
 	}
 	_, err := p.FunctionName()
 	return err

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 )
@@ -69,7 +70,7 @@ func TestFunctionRefFollowsRegistry(t *testing.T) {
 			if err := yaml.Unmarshal(files["crossplane.yaml"], &meta); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff([]struct{ Package, Version string }{{tc.registry + "/function-firebolt", ">=v1.2.3"}}, meta.Spec.DependsOn); diff != "" {
+			if diff := cmp.Diff([]struct{ Package, Version string }{{tc.registry + "/function-firebolt", ">=v1.2.3, <v2.0.0-0"}}, meta.Spec.DependsOn); diff != "" {
 				t.Errorf("dependsOn (-want +got):\n%s", diff)
 			}
 			for _, c := range composites {
@@ -99,5 +100,41 @@ func TestInvalidRegistryIsRejected(t *testing.T) {
 	}
 	if _, err := Files(Packages{Registry: "ghcr.io/firebolt-db", Version: "0.1.0"}); err == nil {
 		t.Error("version without v: want error, got none")
+	}
+}
+
+// The Configuration accepts patch and compatible releases of the Function and
+// refuses the next breaking one, read with the semver library Crossplane's
+// dependency resolver uses.
+func TestFunctionConstraintHasUpperBound(t *testing.T) {
+	cases := map[string]struct {
+		version string
+		accept  []string
+		refuse  []string
+	}{
+		"ZeroMajor": {version: "v0.1.0", accept: []string{"v0.1.0", "v0.1.7"}, refuse: []string{"v0.0.9", "v0.2.0", "v0.2.0-rc.1", "v1.0.0"}},
+		"Major":     {version: "v1.2.3", accept: []string{"v1.2.3", "v1.9.0"}, refuse: []string{"v1.2.2", "v2.0.0", "v2.0.0-rc.1"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s, err := Packages{Registry: "ghcr.io/firebolt-db", Version: tc.version}.FunctionConstraint()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := semver.NewConstraint(s)
+			if err != nil {
+				t.Fatalf("constraint %q does not parse: %v", s, err)
+			}
+			for _, v := range tc.accept {
+				if !c.Check(semver.MustParse(v)) {
+					t.Errorf("%q refuses %s, want accepted", s, v)
+				}
+			}
+			for _, v := range tc.refuse {
+				if c.Check(semver.MustParse(v)) {
+					t.Errorf("%q accepts %s, want refused", s, v)
+				}
+			}
+		})
 	}
 }

@@ -5,6 +5,8 @@ package packages
 
 import (
 	"archive/tar"
+	"bytes"
+	"debug/buildinfo"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -22,6 +24,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"golang.org/x/mod/modfile"
 	"sigs.k8s.io/yaml"
 
 	"github.com/firebolt-db/firebolt-crossplane/internal/xptools"
@@ -75,6 +78,14 @@ func TestPackagesAreReproducibleAndPush(t *testing.T) {
 		if h, ok := files["function"]; !ok || h.mode&0o111 == 0 || h.uid != 65532 {
 			t.Errorf("runtime layer lacks an executable /function owned by 65532: %+v", h)
 		}
+		// Built by exactly the toolchain go.mod pins, whatever Go ran the build.
+		bi, err := buildinfo.Read(bytes.NewReader([]byte(files["function"].body)))
+		if err != nil {
+			t.Fatalf("cannot read the build info of /function: %v", err)
+		}
+		if want := pinnedToolchain(t, root); bi.GoVersion != want {
+			t.Errorf("/function was built with %s, want %s (go.mod's toolchain line)", bi.GoVersion, want)
+		}
 		kinds := docKinds(t, files["package.yaml"].body)
 		if diff := cmp.Diff([]string{"CustomResourceDefinition/inputs.firebolt.fn.crossplane.io", "Function/function-firebolt"}, kinds); diff != "" {
 			t.Errorf("package.yaml objects (-want +got):\n%s", diff)
@@ -106,6 +117,24 @@ func TestPackagesAreReproducibleAndPush(t *testing.T) {
 			t.Errorf("%d Compositions reference firebolt-db-function-firebolt, want 3", n)
 		}
 	})
+}
+
+// pinnedToolchain is go.mod's toolchain line; the packages must not build
+// without one.
+func pinnedToolchain(t *testing.T, root string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := modfile.ParseLax("go.mod", b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Toolchain == nil {
+		t.Fatal("go.mod has no toolchain line: package builds would depend on the local Go")
+	}
+	return f.Toolchain.Name
 }
 
 func digest(t *testing.T, path string) string {
