@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -19,11 +20,14 @@ const holdFinalizer = "e2e.firebolt.io/hold-deletion"
 // points of a rollout and started again: right after the status intent,
 // while the new generation is being created, right after the routing
 // Service moved, and while the old generation is being deleted. Each round
-// kills the other process at each point. The engine converges on the new
-// generation with nothing of the old one left and nothing lost.
+// kills the other process at each point. While the old generation's pods
+// report queries it survives every crash; the engine then converges on the
+// new generation with nothing of the old one left and nothing lost. It runs
+// alone: the processes it kills serve every scenario.
 func TestCrashRecovery(t *testing.T) {
-	s := newScenario(t, "s9-crash")
+	s := newSoloScenario(t, "s9-crash")
 	eng, st := s.stableEngine("demo", 2)
+	xr := s.compositeName(eng)
 	w := s.watchGenerations("demo")
 	rounds := [][4]string{
 		{"function", "crossplane", "function", "crossplane"},
@@ -44,16 +48,19 @@ func TestCrashRecovery(t *testing.T) {
 		})
 		next := st.Current
 		s.crash(kill[0], "after the status intent")
+		s.busyKept(xr, old, "after the status intent")
 
 		s.waitEngine(eng, rolloutTimeout, fmt.Sprintf("round %d: StatefulSet demo-g%d created", round, next), func(engineState) bool {
 			_, err := cp.Kube.AppsV1().StatefulSets(s.ns).Get(s.ctx, fmt.Sprintf("demo-g%d", next), metav1.GetOptions{})
 			return err == nil
 		})
 		s.crash(kill[1], "mid-creating")
+		s.busyKept(xr, old, "mid-creating")
 		s.release("demo", next, int(replicas))
 
 		s.waitSelector("demo", next)
 		s.crash(kill[2], "right after the selector flip")
+		s.busyKept(xr, old, "right after the selector flip")
 
 		cp.Pods.Set(s.ns, oldPods, harness.Behaviour{Mode: harness.Idle})
 		s.wait(rolloutTimeout, fmt.Sprintf("round %d: StatefulSet demo-g%d being deleted", round, old), func(ctx context.Context) (bool, string, error) {
@@ -83,6 +90,27 @@ func TestCrashRecovery(t *testing.T) {
 		}
 	}
 	w.check(s)
+}
+
+// busyKept observes, over three function calls for composite xr, that
+// generation old, whose pods report queries, is neither deleted nor being
+// deleted.
+func (s *scenario) busyKept(xr string, old int64, when string) {
+	s.t.Helper()
+	calls := s.functionCalls(xr)
+	name := fmt.Sprintf("demo-g%d", old)
+	s.consistently(rolloutTimeout, fmt.Sprintf("the busy generation %d kept %s", old, when), func() (bool, string) {
+		sts, err := cp.Kube.AppsV1().StatefulSets(s.ns).Get(s.ctx, name, metav1.GetOptions{})
+		switch {
+		case kerrors.IsNotFound(err):
+			return false, "StatefulSet " + name + " deleted"
+		case err != nil:
+			return true, err.Error() // the API server is busy: no observation
+		case sts.DeletionTimestamp != nil:
+			return false, "StatefulSet " + name + " being deleted"
+		}
+		return true, "StatefulSet " + name + " kept"
+	}, func() bool { return s.functionCalls(xr) >= calls+3 })
 }
 
 // crash kills a process the way a node failure would and starts it again.

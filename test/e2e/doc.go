@@ -55,7 +55,12 @@
 // # Scenarios
 //
 // Each scenario is a test in its own namespace, and they run in parallel
-// (the copy raises -test.parallel unless it is given). Claims are applied with
+// (the copy raises -test.parallel unless it is given), except the crash
+// scenario: it SIGKILLs Crossplane and the function, which serve every
+// scenario, so it runs alone before the others start. The fake engine pods
+// check their own premises on every sync: a pod IP held by two live pods is
+// never served (its answer could be the other pod's) and, like the node
+// leaving Ready, fails every scenario it touches. Claims are applied with
 // server-side apply, as kubectl apply --server-side would. Every wait is
 // bounded and reports what it last saw; a failing scenario prints its
 // namespace's objects and events, and what Crossplane and the function logged

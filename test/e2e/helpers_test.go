@@ -45,12 +45,24 @@ type scenario struct {
 	ns  string
 }
 
-// newScenario creates namespace ns for the calling test. All scenarios run
-// in parallel: each keeps to its own namespace, and the one that restarts
-// Crossplane and the function only delays the others.
+// newScenario creates namespace ns for the calling test, which runs in
+// parallel with the other scenarios: each keeps to its own namespace.
 func newScenario(t *testing.T, ns string) *scenario {
 	t.Helper()
 	t.Parallel()
+	return startScenario(t, ns)
+}
+
+// newSoloScenario is newScenario for a test that kills processes every
+// scenario shares (Crossplane, the function): it runs alone, before the
+// parallel scenarios start, so no other scenario's premise depends on it.
+func newSoloScenario(t *testing.T, ns string) *scenario {
+	t.Helper()
+	return startScenario(t, ns)
+}
+
+func startScenario(t *testing.T, ns string) *scenario {
+	t.Helper()
 	if cp == nil {
 		t.Fatal("the stack is not running")
 	}
@@ -60,8 +72,14 @@ func newScenario(t *testing.T, ns string) *scenario {
 	for _, p := range cp.Processes() {
 		offsets[p.Name] = p.LogSize()
 	}
+	started := time.Now()
 	t.Cleanup(func() {
 		defer cancel()
+		// A broken premise of the fakes fails the scenario loudly, whatever
+		// it asserted: what its pods answered cannot be trusted.
+		for _, a := range cp.Pods.Anomalies(ns, started) {
+			t.Errorf("harness: %s", a)
+		}
 		if !t.Failed() {
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -57,13 +58,30 @@ type FakePods struct {
 	servers map[string]*http.Server
 	hits    map[string]int // "namespace/pod" -> scrapes answered
 	stop    chan struct{}
+
+	// Premises every scenario relies on, checked on every sync: each live
+	// pod IP belongs to one pod (the servers key on IP, so a shared IP would
+	// answer for the wrong pod), and the node stays Ready (else pods leave
+	// phase Running and a drain check skips them).
+	anomalies []Anomaly
+	dupes     map[string]bool // IPs already reported
+	nodeDown  bool
+}
+
+// Anomaly is a broken premise of the fakes, seen at one time: the scenarios
+// it names (an empty Namespaces means all) cannot trust what the pods
+// answered and fail.
+type Anomaly struct {
+	At         time.Time
+	Namespaces []string
+	What       string
 }
 
 type podRef struct{ Namespace, Name string }
 
 func newFakePods(c *Cluster) *FakePods {
 	return &FakePods{c: c, rules: map[string]Behaviour{}, pods: map[string]podRef{}, servers: map[string]*http.Server{},
-		hits: map[string]int{}, stop: make(chan struct{})}
+		hits: map[string]int{}, stop: make(chan struct{}), dupes: map[string]bool{}}
 }
 
 // Set makes every pod in namespace whose name starts with prefix behave as
@@ -122,17 +140,74 @@ func (f *FakePods) run(ctx context.Context) {
 		if l, err := f.c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err == nil {
 			f.sync(l.Items)
 		}
+		if n, err := f.c.Kube.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{}); err == nil {
+			f.checkNode(n)
+		}
 	}, 300*time.Millisecond)
+}
+
+// Anomalies returns what broke the fakes' premises for namespace since
+// since: pod IPs shared with another pod, and the node leaving Ready.
+func (f *FakePods) Anomalies(namespace string, since time.Time) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, a := range f.anomalies {
+		if a.At.Before(since) {
+			continue
+		}
+		if len(a.Namespaces) == 0 || slices.Contains(a.Namespaces, namespace) {
+			out = append(out, a.At.Format(time.RFC3339Nano)+" "+a.What)
+		}
+	}
+	return out
+}
+
+func (f *FakePods) checkNode(n *corev1.Node) {
+	ready := false
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			ready = c.Status == corev1.ConditionTrue
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !ready && !f.nodeDown {
+		a := Anomaly{At: time.Now(), What: fmt.Sprintf("node %s is not Ready: its pods may leave phase Running", NodeName)}
+		f.anomalies = append(f.anomalies, a)
+		f.c.logf("fake pods: %s", a.What)
+	}
+	f.nodeDown = !ready
 }
 
 func (f *FakePods) sync(pods []corev1.Pod) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.pods = map[string]podRef{}
+	shared := map[string][]podRef{}
 	for _, p := range pods {
 		if ip := net.ParseIP(p.Status.PodIP); ip != nil && podNet.Contains(ip) && !p.Spec.HostNetwork {
-			f.pods[p.Status.PodIP] = podRef{Namespace: p.Namespace, Name: p.Name}
+			ref := podRef{Namespace: p.Namespace, Name: p.Name}
+			shared[p.Status.PodIP] = append(shared[p.Status.PodIP], ref)
+			f.pods[p.Status.PodIP] = ref
 		}
+	}
+	// A shared IP is never served: its answer could be another pod's.
+	for ip, refs := range shared {
+		if len(refs) < 2 {
+			continue
+		}
+		delete(f.pods, ip)
+		if f.dupes[ip] {
+			continue
+		}
+		f.dupes[ip] = true
+		a := Anomaly{At: time.Now(), What: fmt.Sprintf("pod IP %s is held by %d live pods: %v", ip, len(refs), refs)}
+		for _, r := range refs {
+			a.Namespaces = append(a.Namespaces, r.Namespace)
+		}
+		f.anomalies = append(f.anomalies, a)
+		f.c.logf("fake pods: %s", a.What)
 	}
 	for ip, s := range f.servers {
 		p, ok := f.pods[ip]
