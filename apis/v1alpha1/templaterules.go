@@ -140,11 +140,17 @@ type TemplateRule struct {
 	Message string
 }
 
-// Rules returns the CEL rules that reject the operator-owned paths of the
-// template at s. Rules that would iterate a list inside a list (env names,
-// volume mounts of the primary) are left to the function: their estimated
-// CEL cost exceeds the API server's budget.
+// Rules returns every CEL rule of the template at s: the operator-owned
+// paths and the privileges no function input may allow.
 func (s TemplateSite) Rules() []TemplateRule {
+	return append(s.OwnedRules(), s.PrivilegeRules()...)
+}
+
+// OwnedRules returns the CEL rules that reject the operator-owned paths of
+// the template at s. Rules that would iterate a list inside a list (env
+// names, volume mounts of the primary) are left to the function: their
+// estimated CEL cost exceeds the API server's budget.
+func (s TemplateSite) OwnedRules() []TemplateRule {
 	var rs []TemplateRule
 	owned := func(at, field, rule string) {
 		rs = append(rs, TemplateRule{At: at, Rule: rule, Message: fmt.Sprintf("%s.%s is operator-owned and must not be set", s.Path, field)})
