@@ -103,7 +103,9 @@ func (r securityContextRule) violates(v string) string {
 }
 
 // PrivilegeRules returns the CEL rules that refuse, at the template at s,
-// everything no function input may allow.
+// everything no function input may allow, except the deprecated AppArmor
+// annotations: walking a template's annotations costs more than the API
+// server's CEL budget allows, so the function alone refuses those.
 func (s TemplateSite) PrivilegeRules() []TemplateRule {
 	rs := []TemplateRule{
 		{
@@ -115,12 +117,6 @@ func (s TemplateSite) PrivilegeRules() []TemplateRule {
 			At:      "spec",
 			Rule:    "!(" + present("self", "securityContext.sysctls") + ") || self.securityContext.sysctls.all(x, x.name in " + celList(SafeSysctls) + ")",
 			Message: fmt.Sprintf("%s.spec.securityContext.sysctls: only the safe sysctls (%s) may be set; %s", s.Path, strings.Join(SafeSysctls, ", "), DetailPSSBaseline),
-		},
-		{
-			At: "metadata",
-			Rule: fmt.Sprintf("!has(self.annotations) || self.annotations.all(k, !k.startsWith('%s') || self.annotations[k] == 'runtime/default' || self.annotations[k].startsWith('localhost/'))",
-				AppArmorAnnotationPrefix),
-			Message: fmt.Sprintf("%s.metadata.annotations[%s*]: only runtime/default or localhost/<profile> may be set; %s", s.Path, AppArmorAnnotationPrefix, DetailPSSBaseline),
 		},
 	}
 	for _, r := range sharedSecurityContextRules() {

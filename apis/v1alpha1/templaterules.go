@@ -59,6 +59,15 @@ var ForbiddenTemplateMetadataFields = []string{
 // containers, so the cap is generous.
 const MaxTemplateContainers = 64
 
+// MaxTemplateContainerPorts, MaxTemplateSysctls and MaxSysctlNameLength cap
+// the lists the privilege rules walk (hostPorts, sysctls), for the same
+// reason: Kubernetes sets no cap, and CEL estimates cost from one.
+const (
+	MaxTemplateContainerPorts = 64
+	MaxTemplateSysctls        = 64
+	MaxSysctlNameLength       = 253
+)
+
 // OperatorLabelPrefix is the label and annotation key prefix the operator
 // reserves on templates.
 const OperatorLabelPrefix = "firebolt.io/"
