@@ -110,13 +110,13 @@ func TestRunFunctionPodSecurity(t *testing.T) {
 		"CapabilityRefused": {
 			reason:  "Only NET_BIND_SERVICE may be added by default.",
 			spec:    `template: {spec: {containers: [{name: engine, image: "ghcr.io/firebolt-db/engine:4.29"}, {name: debug, image: busybox, securityContext: {capabilities: {add: [NET_BIND_SERVICE, SYS_PTRACE]}}}]}}`,
-			refused: `spec.template.spec.containers[debug].securityContext.capabilities.add[1]: Forbidden: capability SYS_PTRACE may be added only when listed in the function input's spec.podSecurity.allowedCapabilities (none listed)`,
+			refused: `spec.template.spec.containers[debug].securityContext.capabilities.add[1]: Forbidden: capability SYS_PTRACE may be added only when listed in the function input's spec.podSecurity.allowedCapabilities (none listed; NET_BIND_SERVICE needs no listing)`,
 		},
 		"CapabilityWithPrefixRefused": {
 			reason:      "The runtimes accept CAP_-prefixed and lower-case names, so they are compared as such.",
 			spec:        `template: {spec: {containers: [{name: engine, image: "ghcr.io/firebolt-db/engine:4.29"}, {name: debug, image: busybox, securityContext: {capabilities: {add: [cap_sys_admin]}}}]}}`,
 			podSecurity: `{allowedCapabilities: [SYS_PTRACE]}`,
-			refused:     `spec.template.spec.containers[debug].securityContext.capabilities.add[0]: Forbidden: capability cap_sys_admin may be added only when listed in the function input's spec.podSecurity.allowedCapabilities (listed: SYS_PTRACE)`,
+			refused:     `spec.template.spec.containers[debug].securityContext.capabilities.add[0]: Forbidden: capability cap_sys_admin may be added only when listed in the function input's spec.podSecurity.allowedCapabilities (listed: SYS_PTRACE; NET_BIND_SERVICE needs no listing)`,
 		},
 		"CapabilityAllowed": {
 			reason:      "A listed capability may be added.",

@@ -71,7 +71,8 @@ func CheckPodSecurity(tpl *corev1.PodTemplateSpec, ps v1beta1.PodSecurity, p *fi
 				for j, capability := range caps.Add {
 					if !capabilityAllowed(capability, ps) {
 						errs = append(errs, field.Forbidden(scp.Child("capabilities", "add").Index(j),
-							fmt.Sprintf("capability %s may be added only when listed in %s (%s)", capability, allowListCapabilities, listed(ps.AllowedCapabilities))))
+							fmt.Sprintf("capability %s may be added only when listed in %s (%s; %s needs no listing)",
+								capability, allowListCapabilities, listed(ps.AllowedCapabilities), CapabilityNetBindService)))
 					}
 				}
 			}

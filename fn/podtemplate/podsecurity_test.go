@@ -55,9 +55,9 @@ func TestCheckPodSecurity(t *testing.T) {
 				`spec.template.spec.volumes[logs].hostPath.path: Forbidden: host path "/var/log" is not below any of ` + hostPaths + ` (none listed)`,
 				`spec.template.spec.serviceAccount: Forbidden: ServiceAccount "old" is not in ` + sas + ` (listed: engines)`,
 				`spec.template.spec.securityContext.runAsUser: Forbidden: running as root (UID 0) needs the function input's spec.podSecurity.allowRunAsRoot: true`,
-				`spec.template.spec.containers[debug].securityContext.capabilities.add[1]: Forbidden: capability SYS_ADMIN may be added only when listed in ` + caps + ` (none listed)`,
+				`spec.template.spec.containers[debug].securityContext.capabilities.add[1]: Forbidden: capability SYS_ADMIN may be added only when listed in ` + caps + ` (none listed; NET_BIND_SERVICE needs no listing)`,
 				`spec.template.spec.initContainers[chown].securityContext.runAsNonRoot: Forbidden: false needs the function input's spec.podSecurity.allowRunAsRoot: true`,
-				`spec.template.spec.initContainers[chown].securityContext.capabilities.add[0]: Forbidden: capability CHOWN may be added only when listed in ` + caps + ` (none listed)`,
+				`spec.template.spec.initContainers[chown].securityContext.capabilities.add[0]: Forbidden: capability CHOWN may be added only when listed in ` + caps + ` (none listed; NET_BIND_SERVICE needs no listing)`,
 			},
 		},
 		"AllowListRelaxes": {
