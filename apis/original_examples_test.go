@@ -11,14 +11,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// originalExamples reads every compute.firebolt.io object of the original
-// operator's examples (testdata/original-examples), keyed by file, kind
-// and name.
+// originalExamples reads every compute.firebolt.io object of our fixtures
+// shaped like the original operator's examples (testdata/original-shapes),
+// keyed by file, kind and name.
 func originalExamples(t *testing.T) map[string]map[string]any {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", "original-examples", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join("testdata", "original-shapes", "*.yaml"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no original examples: %v", err)
+		t.Fatalf("no original-shape fixtures: %v", err)
 	}
 	out := map[string]map[string]any{}
 	for _, f := range files {
@@ -39,16 +39,16 @@ func originalExamples(t *testing.T) map[string]map[string]any {
 }
 
 // TestOriginalExamplesStillValidate admits every Firebolt object of the
-// original operator's examples as a claim and as its composite. None may be
-// refused for its pod templates: the privilege rules refuse only what the
-// original's examples never ask for. The only refusals are the features
+// fixtures that set the same fields as the original operator's examples, as
+// a claim and as its composite. None may be refused for its pod templates:
+// the privilege rules refuse only what those examples never ask for. The only refusals are the features
 // this product does not implement yet, each listed here.
 func TestOriginalExamplesStillValidate(t *testing.T) {
 	notImplemented := map[string][]string{
-		"firebolt-engine-class.yaml/FireboltEngineClass/compute-optimized": {
+		"class-with-engine.yaml/FireboltEngineClass/memory-heavy": {
 			`spec.autoStop: Invalid value: spec.autoStop: auto-stop is not implemented yet by firebolt-crossplane; remove spec.autoStop or set spec.autoStop.enabled to false`,
 		},
-		"instance-full.yaml/FireboltInstance/firebolt": {
+		"instance-external-postgres.yaml/FireboltInstance/central": {
 			`spec.metadata: Invalid value: spec.metadata.engineRegistration is not implemented yet by firebolt-crossplane; remove it or set it to false`,
 		},
 	}

@@ -15,13 +15,14 @@ import (
 )
 
 // TestOriginalExamplesPassThePolicy runs the function's template checks,
-// with the default input, over every pod template of the original
-// operator's examples (apis/testdata/original-examples): the pod-template
-// policy, ServiceAccounts included, must refuse none of them.
+// with the default input, over every pod template of our fixtures that set
+// the same fields as the original operator's examples
+// (apis/testdata/original-shapes): the pod-template policy, ServiceAccounts
+// included, must refuse none of them.
 func TestOriginalExamplesPassThePolicy(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "apis", "testdata", "original-examples", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "apis", "testdata", "original-shapes", "*.yaml"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no original examples: %v", err)
+		t.Fatalf("no original-shape fixtures: %v", err)
 	}
 	templates := 0
 	for _, f := range files {
@@ -81,9 +82,10 @@ func TestOriginalExamplesPassThePolicy(t *testing.T) {
 			}
 		}
 	}
-	// engine-custom-config, engine-image-override, the class and its
-	// engine, instance-full's metadata and gateway, quickstart's engine.
+	// engine-tuned-config, engine-pinned-image, the class and its engine,
+	// instance-external-postgres's metadata and gateway, namespaced-starter's
+	// engine.
 	if templates != 7 {
-		t.Errorf("checked %d templates, want 7: an example file was lost", templates)
+		t.Errorf("checked %d templates, want 7: a fixture was lost", templates)
 	}
 }
