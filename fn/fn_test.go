@@ -92,6 +92,11 @@ func TestRunFunction(t *testing.T) {
 			req:    newRequest(KindEngine, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input","spec":{"stableTTl":"1m"}}`),
 			want:   fatal(`cannot decode function input: strict decoding error: unknown field "spec.stableTTl"`),
 		},
+		"InvalidPodSecurityInput": {
+			reason: "An allow-list entry that could never match is a fatal result naming it.",
+			req:    newRequest(KindEngine, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input","spec":{"podSecurity":{"allowedHostPaths":["mnt/firebolt"]}}}`),
+			want:   fatal(`invalid function input: spec.podSecurity.allowedHostPaths[0]: Invalid value: "mnt/firebolt": must be an absolute, clean path such as /mnt/firebolt`),
+		},
 		"InvalidInput": {
 			reason: "Input that decodes but breaks a rule is a fatal result naming the field.",
 			req:    newRequest(KindEngine, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input","spec":{"metricScrapeMode":"Carrier"}}`),

@@ -59,6 +59,15 @@ var ForbiddenTemplateMetadataFields = []string{
 // containers, so the cap is generous.
 const MaxTemplateContainers = 64
 
+// MaxTemplateContainerPorts, MaxTemplateSysctls and MaxSysctlNameLength cap
+// the lists the privilege rules walk (hostPorts, sysctls), for the same
+// reason: Kubernetes sets no cap, and CEL estimates cost from one.
+const (
+	MaxTemplateContainerPorts = 64
+	MaxTemplateSysctls        = 64
+	MaxSysctlNameLength       = 253
+)
+
 // OperatorLabelPrefix is the label and annotation key prefix the operator
 // reserves on templates.
 const OperatorLabelPrefix = "firebolt.io/"
@@ -140,11 +149,17 @@ type TemplateRule struct {
 	Message string
 }
 
-// Rules returns the CEL rules that reject the operator-owned paths of the
-// template at s. Rules that would iterate a list inside a list (env names,
-// volume mounts of the primary) are left to the function: their estimated
-// CEL cost exceeds the API server's budget.
+// Rules returns every CEL rule of the template at s: the operator-owned
+// paths and the privileges no function input may allow.
 func (s TemplateSite) Rules() []TemplateRule {
+	return append(s.OwnedRules(), s.PrivilegeRules()...)
+}
+
+// OwnedRules returns the CEL rules that reject the operator-owned paths of
+// the template at s. Rules that would iterate a list inside a list (env
+// names, volume mounts of the primary) are left to the function: their
+// estimated CEL cost exceeds the API server's budget.
+func (s TemplateSite) OwnedRules() []TemplateRule {
 	var rs []TemplateRule
 	owned := func(at, field, rule string) {
 		rs = append(rs, TemplateRule{At: at, Rule: rule, Message: fmt.Sprintf("%s.%s is operator-owned and must not be set", s.Path, field)})

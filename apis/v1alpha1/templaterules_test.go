@@ -132,13 +132,13 @@ func TestRules(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var got []TemplateRule
-			for _, r := range tc.site.Rules() {
+			for _, r := range tc.site.OwnedRules() {
 				if r.At == tc.at {
 					got = append(got, r)
 				}
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("%s\nRules() at %s: -want, +got:\n%s", tc.reason, tc.at, diff)
+				t.Errorf("%s\nOwnedRules() at %s: -want, +got:\n%s", tc.reason, tc.at, diff)
 			}
 		})
 	}

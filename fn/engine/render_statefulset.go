@@ -143,10 +143,17 @@ func operatorPod(r renderInput, storage v1alpha1.EngineStorageSpec, classTpl *co
 		Spec: corev1.PodSpec{
 			TerminationGracePeriodSeconds: ptr.To[int64](terminationGracePeriodSeconds),
 			EnableServiceLinks:            ptr.To(false),
+			// No API token unless a template asks for one (and the input's
+			// allow-list permits its ServiceAccount): the engine never calls
+			// the API server, and workload-identity webhooks (IRSA, Pod
+			// Identity, Azure) project their own tokens regardless.
+			AutomountServiceAccountToken: ptr.To(false),
+			// No seccomp profile unless a template sets one: the engine
+			// needs io_uring, which the RuntimeDefault profile of
+			// containerd >= 2.0 and Docker >= 25 blocks.
 			SecurityContext: &corev1.PodSecurityContext{
 				FSGroup:             ptr.To[int64](engineUID),
 				FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
-				SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 			Containers: containers,
 			Volumes:    volumes,

@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
 )
 
@@ -24,7 +26,9 @@ type rejection struct {
 // fallback checked (§7.2, §7.4): operator-owned template paths and reserved
 // names on the engine's and the class's templates, names the engine reuses
 // from the class, references to protected Secrets, and the function input's
-// resource bounds on the effective engine container. Nil when all pass.
+// resource bounds on the effective engine container; and the function
+// input's pod-security allow-list on both templates and on the effective
+// storage. Nil when all pass.
 func validateTemplates(in Inputs) *rejection {
 	class := in.classSpec()
 	engine := in.Spec.Template
@@ -36,11 +40,17 @@ func validateTemplates(in Inputs) *rejection {
 	protected := podtemplate.Protected(protectedSecrets(in)...)
 	tplPath := field.NewPath("spec", "template")
 
+	ps := in.Config.PodSecurity
 	errs := podtemplate.Validate(engine, podtemplate.EngineRules, tplPath)
 	errs = append(errs, podtemplate.ValidateLayers(classTpl, engine, podtemplate.EngineRules, tplPath)...)
 	errs = append(errs, podtemplate.ProtectedSecretRefs(engine, protected, tplPath)...)
+	errs = append(errs, podtemplate.CheckPodSecurity(engine, ps, tplPath)...)
 	classErrs := podtemplate.Validate(classTpl, podtemplate.EngineRules, tplPath)
 	classErrs = append(classErrs, podtemplate.ProtectedSecretRefs(classTpl, protected, tplPath)...)
+	classErrs = append(classErrs, podtemplate.CheckPodSecurity(classTpl, ps, tplPath)...)
+	engineOwn, classOwn := podSecurityOfPod(in.Spec, class, ps)
+	errs = append(errs, engineOwn...)
+	classErrs = append(classErrs, classOwn...)
 	if len(errs)+len(classErrs) > 0 {
 		msg := ""
 		if len(errs) > 0 {
@@ -87,3 +97,58 @@ func protectedSecrets(in Inputs) []string {
 	}
 	return names
 }
+
+// podSecurityOfPod checks what the pod gets from both layers together
+// against the allow-list: the effective spec.storage.hostPath, and the
+// ServiceAccount token the pod mounts when a template asks for one
+// (automountServiceAccountToken: true) without naming a ServiceAccount,
+// which mounts the namespace's "default" one. Errors are split by the
+// layer that set the value.
+func podSecurityOfPod(spec v1alpha1.FireboltEngineSpec, class *v1alpha1.FireboltEngineClassSpec, ps v1beta1.PodSecurity) (engine, classErrs field.ErrorList) {
+	storagePath := field.NewPath("spec", "storage", "hostPath", "path")
+	switch {
+	case hasBackend(spec.Storage):
+		if h := spec.Storage.HostPath; h != nil {
+			if err := podtemplate.CheckHostPath(h.Path, ps, storagePath); err != nil {
+				engine = append(engine, err)
+			}
+		}
+	case class != nil && class.Storage.HostPath != nil:
+		if err := podtemplate.CheckHostPath(class.Storage.HostPath.Path, ps, storagePath); err != nil {
+			classErrs = append(classErrs, err)
+		}
+	}
+
+	var classTpl *corev1.PodTemplateSpec
+	if class != nil {
+		classTpl = &class.Template
+	}
+	automount, fromClass := false, false
+	serviceAccount := ""
+	for _, l := range []struct {
+		tpl   *corev1.PodTemplateSpec
+		class bool
+	}{{classTpl, true}, {spec.Template, false}} {
+		if l.tpl == nil {
+			continue
+		}
+		if a := l.tpl.Spec.AutomountServiceAccountToken; a != nil {
+			automount, fromClass = *a, l.class
+		}
+		if n := l.tpl.Spec.ServiceAccountName; n != "" {
+			serviceAccount = n
+		}
+	}
+	if !automount || serviceAccount != "" {
+		// A named ServiceAccount is checked where it is named.
+		return engine, classErrs
+	}
+	errs := podtemplate.CheckServiceAccount(defaultServiceAccount, ps, field.NewPath("spec", "template", "spec", "automountServiceAccountToken"))
+	if fromClass {
+		return engine, append(classErrs, errs...)
+	}
+	return append(engine, errs...), classErrs
+}
+
+// defaultServiceAccount is the ServiceAccount of a pod that names none.
+const defaultServiceAccount = "default"

@@ -101,6 +101,7 @@ func Compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 	protected := podtemplate.Protected(c.n.postgresCredentials(), external)
 	templateErrors := func(t *corev1.PodTemplateSpec, r podtemplate.Rules, p *field.Path) field.ErrorList {
 		errs := podtemplate.Validate(t, r, p)
+		errs = append(errs, podtemplate.CheckPodSecurity(t, cfg.PodSecurity, p)...)
 		return append(errs, podtemplate.ProtectedSecretRefs(t, protected, p)...)
 	}
 	metaErrs := templateErrors(spec.Metadata.Template, podtemplate.MetadataRules, field.NewPath("spec", "metadata", "template"))

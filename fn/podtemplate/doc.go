@@ -1,6 +1,8 @@
 // Package podtemplate holds the pod-template rules every composer shares:
 // what a user template may set (Validate, and ValidateLayers for names a
-// class and an engine template both use), which Secrets it may not reach
+// class and an engine template both use), which privileges it may ask for
+// only when the function input's allow-list permits them
+// (CheckPodSecurity, CheckHostPath, CheckServiceAccount), which Secrets it may not reach
 // (ProtectedSecretRefs with the Protected predicate), how big the primary
 // container may be (ResourceBounds), how the operator, class and engine
 // layers combine into the rendered pod (Merge), and the content hash that
@@ -63,8 +65,9 @@
 //
 // Which operator values are engine-specific is the caller's business: the
 // engine composer passes an operator template with
-// terminationGracePeriodSeconds 60, enableServiceLinks false, pod
-// securityContext {fsGroup 3473, fsGroupChangePolicy OnRootMismatch}, the
+// terminationGracePeriodSeconds 60, enableServiceLinks false,
+// automountServiceAccountToken false, pod securityContext {fsGroup 3473,
+// fsGroupChangePolicy OnRootMismatch} and no seccomp profile, the
 // engine container (command, ports, probes, POD_INDEX and
 // FB_AWS_EC2_METADATA_CLIENT_ENABLED env, operator mounts, default image and
 // the hardened container securityContext), the optional engine-web sidecar,

@@ -30,8 +30,9 @@ const (
 // under ReservedKeyPrefix, pod fields the operator fixes, primary-container
 // fields outside r.Allow, reserved env and mount names on the primary,
 // reserved volume and container names, duplicate names, and sidecars or init
-// containers mounting Secret-backed operator volumes. path leads to the
-// template (e.g. spec.template). A nil template is valid.
+// containers mounting Secret-backed operator volumes, and the privileges no
+// function input may allow (validatePrivileges). path leads to the template
+// (e.g. spec.template). A nil template is valid.
 func Validate(tpl *corev1.PodTemplateSpec, r Rules, path *field.Path) field.ErrorList {
 	if tpl == nil {
 		return nil
@@ -42,6 +43,7 @@ func Validate(tpl *corev1.PodTemplateSpec, r Rules, path *field.Path) field.Erro
 	errs = append(errs, validatePodFields(&tpl.Spec, spec)...)
 	errs = append(errs, validateVolumes(tpl.Spec.Volumes, r, spec.Child("volumes"))...)
 	errs = append(errs, validateContainers(&tpl.Spec, r, spec)...)
+	errs = append(errs, validatePrivileges(tpl, path)...)
 	return errs
 }
 

@@ -20,6 +20,7 @@ const (
 	fbVolume   = `Forbidden: reserved name: rendered by the operator`
 	fbCtr      = `Forbidden: reserved name: container added by the operator`
 	fbSecret   = `Forbidden: Secret-backed operator volume: only the "engine" container may mount it`
+	fbPSS      = `refused on every Composition (Pod Security Standards baseline)`
 )
 
 // everyAllowedEngineField sets every field EngineRules lets a user set on the
@@ -357,6 +358,62 @@ func TestValidate(t *testing.T) {
 				"spec.template.spec.volumes[nginx-writable-dir]: " + fbVolume,
 				`spec.template.spec.volumes[cache]: Duplicate value: "cache"`,
 				"spec.template.spec.volumes[5].name: Required value: a name is required",
+			},
+		},
+		"PrivilegesNoInputMayAllow": {
+			tpl: &corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+					"container.apparmor.security.beta.kubernetes.io/shipper": "unconfined",
+					"container.apparmor.security.beta.kubernetes.io/engine":  "runtime/default",
+					"container.apparmor.security.beta.kubernetes.io/init":    "localhost/custom",
+				}},
+				Spec: corev1.PodSpec{
+					NodeName: "node-1",
+					SecurityContext: &corev1.PodSecurityContext{
+						Sysctls:         []corev1.Sysctl{{Name: "net.ipv4.tcp_syncookies", Value: "1"}, {Name: "kernel.msgmax", Value: "1"}},
+						SELinuxOptions:  &corev1.SELinuxOptions{Type: "spc_t", User: "system_u", Role: "system_r"},
+						SeccompProfile:  &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined},
+						AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined},
+						WindowsOptions:  &corev1.WindowsSecurityContextOptions{HostProcess: ptr(true)},
+					},
+					Containers: []corev1.Container{{
+						Name:  "shipper",
+						Ports: []corev1.ContainerPort{{ContainerPort: 80}, {ContainerPort: 81, HostPort: 81}},
+						SecurityContext: &corev1.SecurityContext{
+							Privileged:               ptr(true),
+							AllowPrivilegeEscalation: ptr(true),
+							ProcMount:                ptr(corev1.UnmaskedProcMount),
+							SELinuxOptions:           &corev1.SELinuxOptions{Type: "container_t"},
+							SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: ptr("p.json")},
+						},
+					}},
+					InitContainers: []corev1.Container{{
+						Name: "init",
+						SecurityContext: &corev1.SecurityContext{
+							Privileged:               ptr(false),
+							AllowPrivilegeEscalation: ptr(false),
+							ProcMount:                ptr(corev1.DefaultProcMount),
+							SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined},
+						},
+					}},
+				},
+			},
+			rules: EngineRules,
+			want: []string{
+				"spec.template.spec.nodeName: Forbidden: refused on every Composition: it bypasses the scheduler, taints and node restrictions; use nodeSelector or affinity",
+				"spec.template.metadata.annotations[container.apparmor.security.beta.kubernetes.io/shipper]: Forbidden: only runtime/default or localhost/<profile>; " + fbPSS,
+				"spec.template.spec.securityContext.sysctls[1].name: Forbidden: sysctl kernel.msgmax is not one of the safe sysctls; " + fbPSS,
+				"spec.template.spec.securityContext.seLinuxOptions.type: Forbidden: must be one of container_t, container_init_t, container_kvm_t, container_engine_t; " + fbPSS,
+				"spec.template.spec.securityContext.seLinuxOptions.user: Forbidden: " + fbPSS,
+				"spec.template.spec.securityContext.seLinuxOptions.role: Forbidden: " + fbPSS,
+				"spec.template.spec.securityContext.seccompProfile.type: Forbidden: Unconfined is " + fbPSS,
+				"spec.template.spec.securityContext.appArmorProfile.type: Forbidden: Unconfined is " + fbPSS,
+				"spec.template.spec.securityContext.windowsOptions.hostProcess: Forbidden: " + fbPSS,
+				"spec.template.spec.containers[shipper].ports[1].hostPort: Forbidden: " + fbPSS,
+				"spec.template.spec.containers[shipper].securityContext.privileged: Forbidden: " + fbPSS,
+				"spec.template.spec.containers[shipper].securityContext.allowPrivilegeEscalation: Forbidden: " + fbPSS,
+				"spec.template.spec.containers[shipper].securityContext.procMount: Forbidden: must be Default; " + fbPSS,
+				"spec.template.spec.initContainers[init].securityContext.seccompProfile.type: Forbidden: Unconfined is " + fbPSS,
 			},
 		},
 		"DuplicateAndUnnamedContainers": {

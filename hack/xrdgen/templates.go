@@ -20,7 +20,9 @@ import (
 //     set are declared so that CEL can see them.
 //   - template.spec does not require containers: templates are fragments
 //     merged over the rendered pod. Containers and init containers are
-//     capped at v1alpha1.MaxTemplateContainers to bound CEL costs.
+//     capped at v1alpha1.MaxTemplateContainers, their ports at
+//     MaxTemplateContainerPorts and pod sysctls at MaxTemplateSysctls (names
+//     at MaxSysctlNameLength), to bound CEL costs.
 //   - upstream descriptions below the template are dropped; they are most
 //     of the schema's size and say nothing about this API.
 //
@@ -56,7 +58,22 @@ func PatchTemplates(root *extv1.JSONSchemaProps, sites []v1alpha1.TemplateSite) 
 			for _, l := range []string{"containers", "initContainers"} {
 				p := spec.Properties[l]
 				p.MaxItems = ptr.To(int64(v1alpha1.MaxTemplateContainers))
+				if p.Items != nil && p.Items.Schema != nil {
+					capList(p.Items.Schema, "ports", v1alpha1.MaxTemplateContainerPorts)
+				}
 				spec.Properties[l] = p
+			}
+			if sc, ok := spec.Properties["securityContext"]; ok {
+				if capList(&sc, "sysctls", v1alpha1.MaxTemplateSysctls) {
+					sysctls := sc.Properties["sysctls"]
+					if sysctls.Items != nil && sysctls.Items.Schema != nil {
+						if name, ok := sysctls.Items.Schema.Properties["name"]; ok {
+							name.MaxLength = ptr.To(int64(v1alpha1.MaxSysctlNameLength))
+							sysctls.Items.Schema.Properties["name"] = name
+						}
+					}
+				}
+				spec.Properties["securityContext"] = sc
 			}
 			t.Properties["spec"] = spec
 			preserveEmbeddedMetadata(t)
@@ -77,6 +94,17 @@ func PatchTemplates(root *extv1.JSONSchemaProps, sites []v1alpha1.TemplateSite) 
 		}
 	}
 	return nil
+}
+
+// capList sets maxItems on the list property name of s, when s has one.
+func capList(s *extv1.JSONSchemaProps, name string, n int) bool {
+	p, ok := s.Properties[name]
+	if !ok {
+		return false
+	}
+	p.MaxItems = ptr.To(int64(n))
+	s.Properties[name] = p
+	return true
 }
 
 // isPodTemplate recognises a corev1.PodTemplateSpec by its shape.

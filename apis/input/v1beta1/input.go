@@ -61,6 +61,48 @@ type InputSpec struct {
 	// own poll interval.
 	// +optional
 	StableTTL *metav1.Duration `json:"stableTTL,omitempty"`
+
+	// PodSecurity relaxes the pod-template policy for this Composition. By
+	// default claim templates may add no capability but NET_BIND_SERVICE,
+	// mount no hostPath, use any ServiceAccount of their namespace and not
+	// run as root. Only the platform operator, who owns the Composition,
+	// can widen this; a claim cannot.
+	// +optional
+	PodSecurity PodSecurity `json:"podSecurity,omitempty"`
+}
+
+// PodSecurity is the platform operator's allow-list for what a claim's pod
+// templates (and spec.storage.hostPath) may ask for beyond the Kubernetes
+// Pod Security Standards "restricted" profile. What no allow-list may
+// permit (privileged containers, host namespaces, hostPorts, ...) is
+// refused by the API server before the function sees it.
+type PodSecurity struct {
+	// AllowedHostPaths are node directories a hostPath volume or
+	// spec.storage.hostPath may use: a path is allowed when it is one of
+	// them or lies below one (whole path segments: /mnt/data allows
+	// /mnt/data/x, not /mnt/database). Absolute, clean paths. Empty: no
+	// hostPath at all.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	AllowedHostPaths []string `json:"allowedHostPaths,omitempty"`
+
+	// AllowedCapabilities are Linux capabilities a container may add on
+	// top of NET_BIND_SERVICE (always allowed), written as Kubernetes
+	// writes them (SYS_PTRACE, not CAP_SYS_PTRACE). ALL allows any.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	AllowedCapabilities []string `json:"allowedCapabilities,omitempty"`
+
+	// AllowedServiceAccountNames narrows the ServiceAccounts a template may
+	// name in serviceAccountName, and whose token an engine template may
+	// mount. Empty: any ServiceAccount of the claim's namespace.
+	// +kubebuilder:validation:MaxItems=256
+	// +optional
+	AllowedServiceAccountNames []string `json:"allowedServiceAccountNames,omitempty"`
+
+	// AllowRunAsRoot lets a template set runAsUser 0 or runAsNonRoot false.
+	// +optional
+	AllowRunAsRoot bool `json:"allowRunAsRoot,omitempty"`
 }
 
 // Images are default container images.

@@ -40,6 +40,10 @@ type Resolved struct {
 	MetricScrapeMode v1alpha1.MetricScrapeMode
 	Scrape           ResolvedScrape
 	StableTTL        time.Duration
+
+	// PodSecurity is the input's allow-list, checked; empty lists stay
+	// nil.
+	PodSecurity PodSecurity
 }
 
 // ResolvedScrape holds the scrape bounds with defaults applied.
@@ -81,6 +85,7 @@ func (in *Input) Resolve() (Resolved, error) {
 		},
 		StableTTL: duration(&errs, spec.Child("stableTTL"), s.StableTTL, DefaultStableTTL),
 	}
+	r.PodSecurity, errs = podSecurity(s.PodSecurity, spec.Child("podSecurity"), errs)
 
 	b := spec.Child("engineResourceBounds")
 	bound(&errs, b.Child("maxCPU"), r.EngineResourceBounds, corev1.ResourceCPU, s.EngineResourceBounds.MaxCPU)

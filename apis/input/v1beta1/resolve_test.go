@@ -1,6 +1,7 @@
 package v1beta1
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -125,6 +126,45 @@ func TestResolve(t *testing.T) {
 			reason: "The body cap and the concurrency must be at least 1.",
 			in:     &Input{Spec: InputSpec{Scrape: Scrape{MaxBodyBytes: ptr.To(int64(0)), Concurrency: ptr.To(int32(-3))}}},
 			err:    `[spec.scrape.maxBodyBytes: Invalid value: 0: must be at least 1, spec.scrape.concurrency: Invalid value: -3: must be at least 1]`,
+		},
+		"PodSecurity": {
+			reason: "The allow-lists are kept as given.",
+			in: &Input{Spec: InputSpec{PodSecurity: PodSecurity{
+				AllowedHostPaths: []string{"/mnt/firebolt", "/"}, AllowedCapabilities: []string{"SYS_PTRACE", "ALL"},
+				AllowedServiceAccountNames: []string{"engines", "metadata.v2"}, AllowRunAsRoot: true,
+			}}},
+			want: with(func(r *Resolved) {
+				r.PodSecurity = PodSecurity{
+					AllowedHostPaths: []string{"/mnt/firebolt", "/"}, AllowedCapabilities: []string{"SYS_PTRACE", "ALL"},
+					AllowedServiceAccountNames: []string{"engines", "metadata.v2"}, AllowRunAsRoot: true,
+				}
+			}),
+		},
+		"PodSecurityInvalid": {
+			reason: "An entry that could never match is refused with its index and the rule, as is a repeated one.",
+			in: &Input{Spec: InputSpec{PodSecurity: PodSecurity{
+				AllowedHostPaths:           []string{"mnt/firebolt", "/mnt/../etc", "/mnt/"},
+				AllowedCapabilities:        []string{"CAP_SYS_ADMIN", "sys_ptrace", "NET_RAW", "NET_RAW"},
+				AllowedServiceAccountNames: []string{"Engines"},
+			}}},
+			err: `[spec.podSecurity.allowedHostPaths[0]: Invalid value: "mnt/firebolt": must be an absolute, clean path such as /mnt/firebolt, ` +
+				`spec.podSecurity.allowedHostPaths[1]: Invalid value: "/mnt/../etc": must be an absolute, clean path such as /mnt/firebolt, ` +
+				`spec.podSecurity.allowedHostPaths[2]: Invalid value: "/mnt/": must be an absolute, clean path such as /mnt/firebolt, ` +
+				`spec.podSecurity.allowedCapabilities[0]: Invalid value: "CAP_SYS_ADMIN": must be a capability as Kubernetes writes it: upper case, without the CAP_ prefix, e.g. SYS_PTRACE, ` +
+				`spec.podSecurity.allowedCapabilities[1]: Invalid value: "sys_ptrace": must be a capability as Kubernetes writes it: upper case, without the CAP_ prefix, e.g. SYS_PTRACE, ` +
+				`spec.podSecurity.allowedCapabilities[3]: Duplicate value: "NET_RAW", ` +
+				`spec.podSecurity.allowedServiceAccountNames[0]: Invalid value: "Engines": must be a ServiceAccount name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')]`,
+		},
+		"PodSecurityTooMany": {
+			reason: "Crossplane never validates the input, so Resolve enforces the CRD's maxItems.",
+			in: &Input{Spec: InputSpec{PodSecurity: PodSecurity{AllowedHostPaths: func() []string {
+				out := make([]string, 65)
+				for i := range out {
+					out[i] = fmt.Sprintf("/mnt/%d", i)
+				}
+				return out
+			}()}}},
+			err: `spec.podSecurity.allowedHostPaths: Too many: 65: must have at most 64 items`,
 		},
 		"BadImage": {
 			reason: "Images must parse as references.",
