@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "fmt"
+
 // Limits that the API server enforces at admission and the function
 // enforces again, because a composite can be created without its claim. The
 // README's "Limits" section gives the measurements they rest on.
@@ -63,4 +65,10 @@ type ClaimNameLimit struct {
 	MaxLength int
 	// Why says which composed name sets the limit.
 	Why string
+}
+
+// Message says that a name is too long and why, as admission and the
+// function say it.
+func (l ClaimNameLimit) Message() string {
+	return fmt.Sprintf("a %s name may be at most %d characters: %s", l.Claim, l.MaxLength, l.Why)
 }

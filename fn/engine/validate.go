@@ -42,7 +42,7 @@ func validateLimits(in Inputs) *rejection {
 	var errs field.ErrorList
 	name := field.NewPath("metadata", "name")
 	if l := v1alpha1.ClaimNameLimits[v1alpha1.XFireboltEngineKind]; len(in.Engine) > l.MaxLength {
-		errs = append(errs, field.Invalid(name, in.Engine, fmt.Sprintf("a %s name may be at most %d characters: %s", l.Claim, l.MaxLength, l.Why)))
+		errs = append(errs, field.Invalid(name, in.Engine, l.Message()))
 	}
 	for _, msg := range validation.IsDNS1035Label(in.Engine) {
 		errs = append(errs, field.Invalid(name, in.Engine, msg))

@@ -26,7 +26,7 @@ func NameRules(l v1alpha1.ClaimNameLimit) []extv1.ValidationRule {
 	return []extv1.ValidationRule{
 		{
 			Rule:            guard + fmt.Sprintf("size(self.metadata.name) <= %d", l.MaxLength),
-			Message:         fmt.Sprintf("a %s name may be at most %d characters: %s", l.Claim, l.MaxLength, l.Why),
+			Message:         l.Message(),
 			FieldPath:       ".metadata.name",
 			Reason:          ptr.To(extv1.FieldValueInvalid),
 			OptionalOldSelf: ptr.To(true),
