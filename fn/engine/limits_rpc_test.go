@@ -57,7 +57,7 @@ type sizeRollout struct {
 	rsp      *fnv1.RunFunctionResponse
 }
 
-func newSizeRollout(t testing.TB, replicas int64, status map[string]any) *sizeRollout {
+func newSizeRollout(t testing.TB, name string, replicas int64, status map[string]any) *sizeRollout {
 	t.Helper()
 	c := engine.New(logging.NewNopLogger(), nil, nil, engine.WithClock(func() time.Time { return responseClock }))
 	return &sizeRollout{
@@ -67,8 +67,8 @@ func newSizeRollout(t testing.TB, replicas int64, status map[string]any) *sizeRo
 			"apiVersion": "compute.firebolt.io/v1alpha1",
 			"kind":       "XFireboltEngine",
 			"metadata": map[string]any{
-				"name": longEngine + "-x7k2p", "uid": "5f0c2a3e-7d41-4c55-9b1e-2f6a8d3c9e01", "generation": int64(1),
-				"labels": map[string]any{"crossplane.io/claim-name": longEngine, "crossplane.io/claim-namespace": longNamespace},
+				"name": name + "-x7k2p", "uid": "5f0c2a3e-7d41-4c55-9b1e-2f6a8d3c9e01", "generation": int64(1),
+				"labels": map[string]any{"crossplane.io/claim-name": name, "crossplane.io/claim-namespace": longNamespace},
 			},
 			"spec":   map[string]any{"instanceRef": longInstance, "replicas": replicas},
 			"status": status,
@@ -154,7 +154,7 @@ type sizes struct {
 // renderings recorded, generation numbers of three digits.
 func draining(t testing.TB, replicas int64) sizes {
 	t.Helper()
-	r := newSizeRollout(t, replicas, map[string]any{"phase": "creating", "currentGeneration": int64(998), "activeGeneration": int64(-1)})
+	r := newSizeRollout(t, longEngine, replicas, map[string]any{"phase": "creating", "currentGeneration": int64(998), "activeGeneration": int64(-1)})
 	r.until("stable")
 	spec := r.xr["spec"].(map[string]any) //nolint:forcetypeassert // Set above.
 	spec["customEngineConfig"] = map[string]any{"logging": map[string]any{"format": "text"}}
@@ -235,17 +235,31 @@ func BenchmarkRolloutSize(b *testing.B) {
 	}
 }
 
-// TestReplicasAboveTheLimitAreRefused sends composites that did not come
-// through the claim's admission: the function refuses them with a condition
-// naming spec.replicas, before rendering anything, so nothing is allocated
-// per replica.
-func TestReplicasAboveTheLimitAreRefused(t *testing.T) {
-	for name, replicas := range map[string]int64{
-		"OneAboveTheLimit": v1alpha1.MaxEngineReplicas + 1,
-		"MaxInt32":         2147483647,
+// TestLimitsAreRefused sends composites that did not come through the
+// claim's admission: the function refuses them with a condition naming the
+// field, before rendering anything, so nothing is allocated per replica.
+func TestLimitsAreRefused(t *testing.T) {
+	tooLong := longEngine + "e"
+	for name, tc := range map[string]struct {
+		engine   string
+		replicas int64
+		want     string
+	}{
+		"ReplicasOneAboveTheLimit": {
+			engine: "demo", replicas: v1alpha1.MaxEngineReplicas + 1,
+			want: "spec.replicas: Invalid value: 1001: must be less than or equal to 1000",
+		},
+		"ReplicasMaxInt32": {
+			engine: "demo", replicas: 2147483647,
+			want: "spec.replicas: Invalid value: 2147483647: must be less than or equal to 1000",
+		},
+		"NameOneAboveTheLimit": {
+			engine: tooLong, replicas: 1,
+			want: `metadata.name: Invalid value: "` + tooLong + `": a FireboltEngine name may be at most 47 characters`,
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := newSizeRollout(t, replicas, map[string]any{"phase": "creating", "currentGeneration": int64(0), "activeGeneration": int64(-1)})
+			r := newSizeRollout(t, tc.engine, tc.replicas, map[string]any{"phase": "creating", "currentGeneration": int64(0), "activeGeneration": int64(-1)})
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			r.step()
@@ -263,15 +277,14 @@ func TestReplicasAboveTheLimitAreRefused(t *testing.T) {
 			if rr, _, _ := unstructured.NestedSlice(r.xr, "status", "renderings"); len(rr) != 0 {
 				t.Errorf("want no recorded rendering, got %d", len(rr))
 			}
-			want := fmt.Sprintf("spec.replicas: Invalid value: %d: must be less than or equal to %d", replicas, v1alpha1.MaxEngineReplicas)
 			var got *fnv1.Condition
 			for _, c := range r.rsp.GetConditions() {
 				if c.GetType() == engine.TypeEngineReady {
 					got = c
 				}
 			}
-			if got.GetReason() != engine.ReasonLimitExceeded || !strings.HasPrefix(got.GetMessage(), want) {
-				t.Errorf("EngineReady: want reason %s and a message starting %q, got %s: %q", engine.ReasonLimitExceeded, want, got.GetReason(), got.GetMessage())
+			if got.GetReason() != engine.ReasonLimitExceeded || !strings.HasPrefix(got.GetMessage(), tc.want) {
+				t.Errorf("EngineReady: want reason %s and a message starting %q, got %s: %q", engine.ReasonLimitExceeded, tc.want, got.GetReason(), got.GetMessage())
 			}
 		})
 	}
