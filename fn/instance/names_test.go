@@ -36,9 +36,9 @@ func renderAll(t *testing.T, name string) []*unstructured.Unstructured {
 	return out
 }
 
-// renamed is objs with every name and label value derived from one
-// instance name derived from another: names are the instance name and a
-// suffix.
+// renamed is objs as an instance named to would have them: every string
+// that starts with from (names and label values are the instance name and
+// a suffix) starts with to instead.
 func renamed(t *testing.T, objs []*unstructured.Unstructured, from, to string) []*unstructured.Unstructured {
 	t.Helper()
 	out := make([]*unstructured.Unstructured, 0, len(objs))
