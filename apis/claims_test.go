@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )
 
 // set stores v at the dot-separated path p of m, creating objects on the
@@ -241,6 +243,28 @@ func TestEngineClaims(t *testing.T) {
 			kind:   kind, obj: e(setf("spec.replicas", int64(-1))),
 			errors: []string{`spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0`},
 		},
+		"ReplicasAtTheMaximum": {
+			reason: "replicas may reach the maximum the function renders.",
+			kind:   kind, obj: e(setf("spec.replicas", int64(v1alpha1.MaxEngineReplicas))),
+		},
+		"ReplicasAboveTheMaximum": {
+			reason: "Above the maximum the ConfigMap's node list outgrows what the function renders.",
+			kind:   kind, obj: e(setf("spec.replicas", int64(v1alpha1.MaxEngineReplicas+1))),
+			errors: []string{`spec.replicas: Invalid value: 1001: spec.replicas in body should be less than or equal to 1000`},
+		},
+		"ReplicasMaxInt32": {
+			reason: "The largest int32 is refused, not left to the function to allocate.",
+			kind:   kind, obj: e(setf("spec.replicas", int64(2147483647))),
+			errors: []string{`spec.replicas: Invalid value: 2147483647: spec.replicas in body should be less than or equal to 1000`},
+		},
+		"AutoStopReplicasAboveTheMaximum": {
+			reason: "autoStop's replica counts would become spec.replicas: the same maximum applies.",
+			kind:   kind, obj: e(setf("spec.autoStop", map[string]any{"activeReplicas": int64(1001), "idleReplicas": int64(1001)})),
+			errors: []string{
+				`spec.autoStop.activeReplicas: Invalid value: 1001: spec.autoStop.activeReplicas in body should be less than or equal to 1000`,
+				`spec.autoStop.idleReplicas: Invalid value: 1001: spec.autoStop.idleReplicas in body should be less than or equal to 1000`,
+			},
+		},
 		"MissingInstanceRef": {
 			reason: "instanceRef is required.",
 			kind:   kind, obj: e(delf("spec.instanceRef")),
@@ -339,6 +363,11 @@ func TestEngineClassClaims(t *testing.T) {
 			reason: "Probes of the engine container are operator-owned.",
 			kind:   kind, obj: c(setf("spec.template.spec.containers[0].readinessProbe", map[string]any{"tcpSocket": map[string]any{"port": int64(3473)}})),
 			errors: []string{`spec.template.spec.containers: Invalid value: spec.template.spec.containers[engine].readinessProbe is operator-owned and must not be set`},
+		},
+		"AutoStopReplicasAboveTheMaximum": {
+			reason: "A class's autoStop replica counts have the engine's maximum.",
+			kind:   kind, obj: c(setf("spec.autoStop", map[string]any{"activeReplicas": int64(v1alpha1.MaxEngineReplicas + 1)})),
+			errors: []string{`spec.autoStop.activeReplicas: Invalid value: 1001: spec.autoStop.activeReplicas in body should be less than or equal to 1000`},
 		},
 		"PrimaryTwice": {
 			reason: "The engine container appears at most once.",

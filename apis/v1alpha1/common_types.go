@@ -90,13 +90,17 @@ type AutoStopSpec struct {
 	// +optional
 	Enabled bool `json:"enabled,omitempty"`
 
-	// ActiveReplicas is the replica count while the engine is active.
+	// ActiveReplicas is the replica count while the engine is active; at
+	// most 1000, as spec.replicas.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
 	ActiveReplicas int32 `json:"activeReplicas"`
 
-	// IdleReplicas is the replica count while the engine is idle.
+	// IdleReplicas is the replica count while the engine is idle; at most
+	// 1000, as spec.replicas.
 	// +kubebuilder:default=0
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	IdleReplicas *int32 `json:"idleReplicas,omitempty"`
 

@@ -23,8 +23,11 @@ type FireboltEngineSpec struct {
 	// +optional
 	EngineClassRef *string `json:"engineClassRef,omitempty"`
 
-	// Replicas is the number of engine pods; 0 stops the engine.
+	// Replicas is the number of engine pods; 0 stops the engine. At most
+	// 1000 (MaxEngineReplicas): every node is listed in the engine's
+	// ConfigMap.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	Replicas int32 `json:"replicas"`
 
 	// Template is merged on top of the class template and the rendered pod;
@@ -101,7 +104,8 @@ type FireboltEngineStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// CurrentGeneration is the latest blue-green generation allocated; the
-	// first is 0. Not omitted when 0, because 0 is a real generation.
+	// first is 0. Numbers run up to 999 and then wrap to 0, skipping any
+	// still in use. Not omitted when 0, because 0 is a real generation.
 	// +optional
 	CurrentGeneration int `json:"currentGeneration"`
 

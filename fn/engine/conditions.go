@@ -30,6 +30,7 @@ const (
 	ReasonClassNotFound          = "FireboltEngineClassNotFound"
 	ReasonTemplateRejected       = "TemplateRejected"
 	ReasonResourceBoundsExceeded = "ResourceBoundsExceeded"
+	ReasonLimitExceeded          = "LimitExceeded"
 	ReasonClaimLabelsMissing     = "ClaimLabelsMissing"
 	ReasonStatefulSetWarning     = "StatefulSetWarning"
 )

@@ -6,6 +6,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go/resource"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/class"
 )
 
@@ -84,4 +85,26 @@ func routingServiceName(engine string) string       { return engine + "-service"
 // the selector of its pods.
 func generationLabels(engine string, gen int) map[string]string {
 	return map[string]string{LabelEngine: engine, LabelGeneration: strconv.Itoa(gen)}
+}
+
+// generationSpan is how many generation numbers there are: 0 through
+// v1alpha1.MaxGeneration, so a generation's number has at most three digits
+// and the engine name limit holds at every generation.
+const generationSpan = v1alpha1.MaxGeneration + 1
+
+// nextGeneration is the number of the generation after n: n+1, wrapping to
+// 0 after v1alpha1.MaxGeneration, and skipping every number inUse reports.
+// At most three generations are in use at once, so a free number is always
+// found; a number comes back only after a thousand others were allocated.
+// A status from before the wrap (n beyond the span) moves into it.
+func nextGeneration(n int, inUse func(int) bool) int {
+	g := ((n % generationSpan) + generationSpan) % generationSpan
+	for range generationSpan {
+		g = (g + 1) % generationSpan
+		if !inUse(g) {
+			return g
+		}
+	}
+	// Every number in use: impossible with three live generations.
+	return (g + 1) % generationSpan
 }

@@ -109,7 +109,7 @@ func newMachine(in Inputs, sig Signals) *machine {
 	case in.Class.Err != "":
 		m.classProblem = fmt.Sprintf("FireboltEngineClass %s/%s: %s", in.Namespace, in.Class.Name, in.Class.Err)
 	}
-	m.rejection = validateTemplates(in)
+	m.rejection = validate(in)
 	return m
 }
 
@@ -176,10 +176,11 @@ func (m *machine) stable() {
 		m.ttl = m.in.Config.StableTTL
 		return
 	}
-	m.next.CurrentGeneration = n + 1
+	next := m.nextGeneration(n)
+	m.next.CurrentGeneration = next
 	m.next.Phase = v1alpha1.EnginePhaseCreating
-	m.recorded[n+1] = m.render(n + 1)
-	m.event(SeverityNormal, "NewGeneration", fmt.Sprintf("Creating generation %d to replace generation %d", n+1, n))
+	m.recorded[next] = m.render(next)
+	m.event(SeverityNormal, "NewGeneration", fmt.Sprintf("Creating generation %d to replace generation %d", next, n))
 	m.ttl = ttlProgress
 }
 
@@ -225,7 +226,7 @@ func (m *machine) creating() {
 	m.ttl = ttlCreating
 }
 
-// abandon moves on to generation n+1 and records its rendering. Generation
+// abandon moves on to the next generation and records its rendering. Generation
 // n's existing objects are still returned in this response, so they are
 // only deleted once the status no longer references n: were they left out
 // now, a crash before the status write could have the next call re-create
@@ -233,9 +234,10 @@ func (m *machine) creating() {
 func (m *machine) abandon(n int, why string) {
 	m.emit[n] = emitExisting
 	m.abandoned = n
-	m.next.CurrentGeneration = n + 1
-	m.recorded[n+1] = m.render(n + 1)
-	m.event(SeverityNormal, "Abandoned", fmt.Sprintf("Abandoned generation %d before it served traffic: %s; creating generation %d", n, why, n+1))
+	next := m.nextGeneration(n)
+	m.next.CurrentGeneration = next
+	m.recorded[next] = m.render(next)
+	m.event(SeverityNormal, "Abandoned", fmt.Sprintf("Abandoned generation %d before it served traffic: %s; creating generation %d", n, why, next))
 	m.ttl = ttlProgress
 }
 

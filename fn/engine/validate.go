@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
@@ -20,6 +21,44 @@ const internalPostgresSecretSuffix = "-metadata-postgres-creds"
 type rejection struct {
 	Reason  string
 	Message string
+}
+
+// validate checks the limits, then the templates; nil when all pass.
+func validate(in Inputs) *rejection {
+	if r := validateLimits(in); r != nil {
+		return r
+	}
+	return validateTemplates(in)
+}
+
+// maxReplicas is v1alpha1.MaxEngineReplicas; a variable only so that the
+// size benchmark can render past it to find where rendering breaks.
+var maxReplicas int32 = v1alpha1.MaxEngineReplicas
+
+// validateLimits refuses what the schema refuses on the claim, for a
+// composite that came another way: an engine name some composed name could
+// not carry, and a replica count outside what can be rendered. It runs
+// before anything is rendered, because rendering allocates per replica.
+func validateLimits(in Inputs) *rejection {
+	var errs field.ErrorList
+	name := field.NewPath("metadata", "name")
+	if l := v1alpha1.ClaimNameLimits[v1alpha1.XFireboltEngineKind]; len(in.Engine) > l.MaxLength {
+		errs = append(errs, field.Invalid(name, in.Engine, l.Message()))
+	}
+	for _, msg := range validation.IsDNS1035Label(in.Engine) {
+		errs = append(errs, field.Invalid(name, in.Engine, msg))
+	}
+	replicas := field.NewPath("spec", "replicas")
+	switch r := in.Spec.Replicas; {
+	case r < 0:
+		errs = append(errs, field.Invalid(replicas, r, "must be greater than or equal to 0"))
+	case r > maxReplicas:
+		errs = append(errs, field.Invalid(replicas, r, fmt.Sprintf("must be less than or equal to %d: every node is listed in the engine's ConfigMap", maxReplicas)))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return &rejection{Reason: ReasonLimitExceeded, Message: errs.ToAggregate().Error()}
 }
 
 // validateTemplates checks what the original's webhook and controller

@@ -33,6 +33,7 @@ const (
 	ReasonPostgresEnsureFailed          = "PostgresEnsureFailed"
 	ReasonPostgresSecretPreflightFailed = "PostgresSecretPreflightFailed"
 	ReasonEnsureFailed                  = "EnsureFailed"
+	ReasonLimitExceeded                 = "LimitExceeded"
 )
 
 // ProvisioningTTL is how soon Crossplane calls again while the instance is
@@ -93,6 +94,14 @@ func Compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 	}
 	spec := in.XR.Spec
 	id := instanceID(spec.ID, in.XR.Status.ID, in.XR.ObjectMeta)
+	if b := validateName(in.Claim); b != nil {
+		// Nothing is rendered; whatever exists is kept as it is.
+		for rn := range in.Observed {
+			c.freeze(rn)
+		}
+		c.status(id, b, b, spec.Metadata.Postgres == nil)
+		return c.plan, nil
+	}
 
 	var external string
 	if spec.Metadata.Postgres != nil {

@@ -3,8 +3,12 @@ package instance
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/crossplane/function-sdk-go/resource"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/instance/gateway"
 )
 
@@ -89,4 +93,22 @@ func (n names) gatewayEndpoint() string {
 // its pods.
 func (n names) labels(c component) map[string]string {
 	return map[string]string{LabelInstance: n.instance, LabelComponent: string(c)}
+}
+
+// validateName refuses an instance name that one of its objects could not
+// carry, as the claim's admission does, for a composite that did not come
+// through it.
+func validateName(instance string) *blocked {
+	var errs field.ErrorList
+	p := field.NewPath("metadata", "name")
+	if l := v1alpha1.ClaimNameLimits[v1alpha1.XFireboltInstanceKind]; len(instance) > l.MaxLength {
+		errs = append(errs, field.Invalid(p, instance, l.Message()))
+	}
+	for _, msg := range validation.IsDNS1035Label(instance) {
+		errs = append(errs, field.Invalid(p, instance, msg))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return &blocked{reason: ReasonLimitExceeded, message: errs.ToAggregate().Error()}
 }

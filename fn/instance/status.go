@@ -18,6 +18,7 @@ var userErrors = map[string]bool{
 	ReasonPostgresEnsureFailed:          true,
 	ReasonPostgresSecretPreflightFailed: true,
 	ReasonEnsureFailed:                  true,
+	ReasonLimitExceeded:                 true,
 }
 
 // status decides the instance's status, conditions, events, readiness and

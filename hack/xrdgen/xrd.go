@@ -43,6 +43,9 @@ func ForCRD(crd *extv1.CustomResourceDefinition) (*xv1.CompositeResourceDefiniti
 			"status": root.Properties["status"],
 		},
 	}
+	if l, ok := v1alpha1.ClaimNameLimits[crd.Spec.Names.Kind]; ok {
+		s.XValidations = append(s.XValidations, NameRules(l)...)
+	}
 	if err := PatchTemplates(s, v1alpha1.TemplateSites[crd.Spec.Names.Kind]); err != nil {
 		return nil, errors.Wrapf(err, "cannot patch the pod templates of %s", crd.Spec.Names.Kind)
 	}

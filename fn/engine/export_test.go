@@ -1,0 +1,10 @@
+package engine
+
+// LiftReplicaLimit lets the size benchmark render past the replica limit,
+// to measure where rendering breaks; it returns the function that restores
+// the limit.
+func LiftReplicaLimit() (restore func()) {
+	old := maxReplicas
+	maxReplicas = 1 << 30
+	return func() { maxReplicas = old }
+}
