@@ -173,7 +173,7 @@ func (c *Client) scrapeOne(ctx context.Context, t transport, pod *corev1.Pod) (Q
 		}
 		return Queries{}, errors.Wrap(err, "cannot scrape metrics")
 	}
-	q, err := Parse(body, contentType)
+	q, err := Parse(body, contentType, c.opts.MaxBodyBytes)
 	if err != nil {
 		return Queries{}, errors.Wrap(err, "cannot parse metrics")
 	}

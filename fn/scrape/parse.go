@@ -9,6 +9,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"google.golang.org/protobuf/encoding/protodelim"
 
 	"github.com/crossplane/function-sdk-go/errors"
 )
@@ -20,15 +21,20 @@ type Queries struct {
 }
 
 // Parse extracts the drain gauges from a metrics body served with the given
-// Content-Type. It is pure: no I/O beyond the bytes it is handed.
+// Content-Type. It is pure: no I/O beyond the bytes it is handed. maxBytes is
+// the scrape's body limit: a longer body is refused, and no single
+// allocation made while decoding it is larger than the limit or the body.
 //
 // Unlike the original, which matched only unlabelled sample lines, every
 // sample of a family counts, so an engine that adds labels still reports its
 // queries instead of looking "missing". A family must be a gauge or untyped,
 // and every sample a finite, non-negative number: a negative sample could
 // otherwise cancel a positive one and fake a drained pod.
-func Parse(body []byte, contentType string) (Queries, error) {
-	fams, err := decode(body, contentType)
+func Parse(body []byte, contentType string, maxBytes int64) (Queries, error) {
+	if int64(len(body)) > maxBytes {
+		return Queries{}, errors.Errorf("metrics body of %d bytes exceeds the limit of %d bytes", len(body), maxBytes)
+	}
+	fams, err := decode(body, contentType, maxBytes)
 	if err != nil {
 		return Queries{}, err
 	}
@@ -49,24 +55,15 @@ func Parse(body []byte, contentType string) (Queries, error) {
 // legacy charset, explicitly, because prometheus/common no longer has a
 // usable default and a legacy-only parser would reject a whole body over one
 // quoted name unrelated to the two gauges we need.
-func decode(body []byte, contentType string) ([]*dto.MetricFamily, error) {
+func decode(body []byte, contentType string, maxBytes int64) ([]*dto.MetricFamily, error) {
 	h := http.Header{}
 	h.Set("Content-Type", contentType)
 	if expfmt.ResponseFormat(h).FormatType() == expfmt.TypeProtoDelim {
-		format := expfmt.NewFormat(expfmt.TypeProtoDelim).WithEscapingScheme(model.NoEscaping)
-		dec := expfmt.NewDecoder(bytes.NewReader(body), format)
-		var fams []*dto.MetricFamily
-		for {
-			mf := &dto.MetricFamily{}
-			err := dec.Decode(mf)
-			if errors.Is(err, io.EOF) {
-				return fams, nil
-			}
-			if err != nil {
-				return nil, errors.Wrap(err, "cannot decode protobuf metrics")
-			}
-			fams = append(fams, mf)
+		fams, err := decodeProtoDelim(body, maxBytes)
+		if err != nil {
+			return nil, errors.Wrap(err, "cannot decode protobuf metrics")
 		}
+		return fams, nil
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	byName, err := p.TextToMetricFamilies(bytes.NewReader(body))
@@ -78,6 +75,56 @@ func decode(body []byte, contentType string) ([]*dto.MetricFamily, error) {
 		fams = append(fams, mf)
 	}
 	return fams, nil
+}
+
+// decodeProtoDelim reads varint-length-delimited MetricFamily messages.
+// expfmt's own decoder trusts the length prefix (MaxSize -1) and allocates
+// whatever it says before reading: a prefix near 2^63 panics, one of a TiB
+// exhausts memory, for every tenant of the process. Here a prefix may claim
+// no more than the body limit and no more than the bytes actually left, so
+// a message buffer is never larger than the body already in hand.
+// Names are checked as expfmt checks them.
+func decodeProtoDelim(body []byte, maxBytes int64) ([]*dto.MetricFamily, error) {
+	r := bytes.NewReader(body)
+	var fams []*dto.MetricFamily
+	for i := 0; ; i++ {
+		limit := min(maxBytes, int64(r.Len()))
+		mf := &dto.MetricFamily{}
+		err := protodelim.UnmarshalOptions{MaxSize: limit}.UnmarshalFrom(r, mf)
+		if errors.Is(err, io.EOF) {
+			return fams, nil
+		}
+		var tooLarge *protodelim.SizeTooLargeError
+		switch {
+		case errors.As(err, &tooLarge) && tooLarge.Size > uint64(maxBytes):
+			return nil, errors.Errorf("message %d claims %d bytes, more than the limit of %d bytes", i, tooLarge.Size, maxBytes)
+		case errors.As(err, &tooLarge):
+			return nil, errors.Errorf("message %d claims %d bytes, but the body ends %d bytes later", i, tooLarge.Size, r.Len())
+		case err != nil:
+			return nil, errors.Wrapf(err, "cannot decode message %d", i)
+		}
+		if err := validNames(mf); err != nil {
+			return nil, errors.Wrapf(err, "invalid message %d", i)
+		}
+		fams = append(fams, mf)
+	}
+}
+
+func validNames(mf *dto.MetricFamily) error {
+	if !model.UTF8Validation.IsValidMetricName(mf.GetName()) {
+		return errors.Errorf("invalid metric name %q", mf.GetName())
+	}
+	for _, m := range mf.GetMetric() {
+		for _, l := range m.GetLabel() {
+			if !model.UTF8Validation.IsValidLabelName(l.GetName()) {
+				return errors.Errorf("invalid label name %q", l.GetName())
+			}
+			if !model.LabelValue(l.GetValue()).IsValid() {
+				return errors.Errorf("invalid label value %q", l.GetValue())
+			}
+		}
+	}
+	return nil
 }
 
 // sum adds every sample of the named family. Protobuf may carry a family in

@@ -1,11 +1,18 @@
 package scrape
 
 import (
+	"bytes"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"google.golang.org/protobuf/encoding/protodelim"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 )
 
 var protoContentType = string(expfmt.NewFormat(expfmt.TypeProtoDelim))
@@ -19,7 +26,38 @@ type parseCase struct {
 	wantErr     string
 }
 
+// lengthPrefix is a delimited-protobuf length prefix claiming n bytes,
+// followed by tail: the shape of a metrics bomb.
+func lengthPrefix(n uint64, tail string) string {
+	return string(protowire.AppendVarint(nil, n)) + tail
+}
+
+// protoFamily is one family as a delimited-protobuf message.
+func protoFamily(t testing.TB, mf *dto.MetricFamily) string {
+	t.Helper()
+	var b bytes.Buffer
+	if _, err := protodelim.MarshalTo(&b, mf); err != nil {
+		t.Fatalf("cannot encode test family: %v", err)
+	}
+	return b.String()
+}
+
+// truncatedProto is a valid two-family protobuf body with its last cut
+// bytes removed, and the error Parse must give for it.
+func truncatedProto(t testing.TB, cut int) (body, wantErr string) {
+	t.Helper()
+	full := protoBody(t, metricsText("0", "0"))
+	size0, n0 := protowire.ConsumeVarint([]byte(full))
+	second := n0 + int(size0)
+	size1, n1 := protowire.ConsumeVarint([]byte(full[second:]))
+	if n0 < 0 || n1 < 0 || second+n1+int(size1) != len(full) {
+		t.Fatalf("protoBody is not two delimited messages: %q", full)
+	}
+	return full[:len(full)-cut], fmt.Sprintf("cannot decode protobuf metrics: message 1 claims %d bytes, but the body ends %d bytes later", size1, int(size1)-cut)
+}
+
 func parseCases(t testing.TB) map[string]parseCase {
+	truncated, truncatedErr := truncatedProto(t, 3)
 	return map[string]parseCase{
 		"Drained": {
 			reason:      "Both gauges at zero parse as zero.",
@@ -82,6 +120,76 @@ func parseCases(t testing.TB) map[string]parseCase {
 			body:        metricsText("0", "0"),
 			contentType: protoContentType,
 			wantErr:     "cannot decode protobuf metrics: ",
+		},
+		"ProtobufPrefixNear2To63": {
+			reason:      "A length prefix near 2^63 is refused before anything is allocated; expfmt's decoder panics on it.",
+			body:        lengthPrefix(math.MaxInt64, "\x0a\x01a"),
+			contentType: protoContentType,
+			wantErr:     fmt.Sprintf("cannot decode protobuf metrics: message 0 claims %d bytes, more than the limit of %d bytes", uint64(math.MaxInt64), DefaultMaxBodyBytes),
+		},
+		"ProtobufPrefixMaxUint64": {
+			reason:      "The largest prefix a varint can hold is refused too.",
+			body:        lengthPrefix(math.MaxUint64, ""),
+			contentType: protoContentType,
+			wantErr:     fmt.Sprintf("cannot decode protobuf metrics: message 0 claims %d bytes, more than the limit of %d bytes", uint64(math.MaxUint64), DefaultMaxBodyBytes),
+		},
+		"ProtobufPrefixOneTiB": {
+			reason:      "A 1 TiB prefix would have expfmt allocate 1 TiB; it is refused.",
+			body:        lengthPrefix(1<<40, "\x0a\x01a"),
+			contentType: protoContentType,
+			wantErr:     fmt.Sprintf("cannot decode protobuf metrics: message 0 claims %d bytes, more than the limit of %d bytes", uint64(1<<40), DefaultMaxBodyBytes),
+		},
+		"ProtobufPrefixJustAboveLimit": {
+			reason:      "A prefix one byte above the body limit is refused by the limit.",
+			body:        lengthPrefix(uint64(DefaultMaxBodyBytes)+1, "\x0a\x01a"),
+			contentType: protoContentType,
+			wantErr:     fmt.Sprintf("cannot decode protobuf metrics: message 0 claims %d bytes, more than the limit of %d bytes", DefaultMaxBodyBytes+1, DefaultMaxBodyBytes),
+		},
+		"ProtobufPrefixAtLimitShortBody": {
+			reason:      "A prefix within the limit but beyond the body is refused before its buffer is allocated.",
+			body:        lengthPrefix(uint64(DefaultMaxBodyBytes), "\x0a\x01a"),
+			contentType: protoContentType,
+			wantErr:     fmt.Sprintf("cannot decode protobuf metrics: message 0 claims %d bytes, but the body ends 3 bytes later", DefaultMaxBodyBytes),
+		},
+		"ProtobufTruncated": {
+			reason:      "A valid body cut inside its last message is an error, not a body without that family.",
+			body:        truncated,
+			contentType: protoContentType,
+			wantErr:     truncatedErr,
+		},
+		"ProtobufZeroLength": {
+			reason:      "A zero-length message is a family without a name, as expfmt rejects it.",
+			body:        lengthPrefix(0, "") + protoBody(t, metricsText("0", "0")),
+			contentType: protoContentType,
+			wantErr:     `cannot decode protobuf metrics: invalid message 0: invalid metric name ""`,
+		},
+		"ProtobufUnterminatedVarint": {
+			reason:      "A prefix that never ends is garbage.",
+			body:        strings.Repeat("\xff", 12),
+			contentType: protoContentType,
+			wantErr:     "cannot decode protobuf metrics: cannot decode message 0: ",
+		},
+		"ProtobufGarbage": {
+			reason:      "A message that is not a MetricFamily is garbage.",
+			body:        lengthPrefix(5, "\xff\xff\xff\xff\xff"),
+			contentType: protoContentType,
+			wantErr:     "cannot decode protobuf metrics: cannot decode message 0: ",
+		},
+		"ProtobufInvalidLabelValue": {
+			reason: "A label value that is not UTF-8 is refused, as expfmt refuses it.",
+			body: protoBody(t, metricsText("0", "0")) + protoFamily(t, &dto.MetricFamily{
+				Name:   proto.String("firebolt_other"),
+				Type:   dto.MetricType_GAUGE.Enum(),
+				Metric: []*dto.Metric{{Label: []*dto.LabelPair{{Name: proto.String("l"), Value: proto.String("\xff")}}, Gauge: &dto.Gauge{Value: proto.Float64(1)}}},
+			}),
+			contentType: protoContentType,
+			wantErr:     `cannot decode protobuf metrics: invalid message 2: invalid label value "\xff"`,
+		},
+		"BodyOverLimit": {
+			reason:      "A body longer than the limit is refused whole, whatever its format.",
+			body:        metricsText("0", "0") + "#" + strings.Repeat("x", int(DefaultMaxBodyBytes)) + "\n",
+			contentType: textPlain,
+			wantErr:     fmt.Sprintf("metrics body of %d bytes exceeds the limit of %d bytes", len(metricsText("0", "0"))+int(DefaultMaxBodyBytes)+2, DefaultMaxBodyBytes),
 		},
 		"RunningMissing": {
 			reason:      "A body without the running gauge is an error, not drained.",
@@ -166,7 +274,7 @@ func TestParse(t *testing.T) {
 	}
 	for name, tc := range parseCases(t) {
 		t.Run(name, func(t *testing.T) {
-			q, err := Parse([]byte(tc.body), tc.contentType)
+			q, err := Parse([]byte(tc.body), tc.contentType, DefaultMaxBodyBytes)
 			got := want{q: q}
 			if err != nil {
 				got.err = err.Error()
