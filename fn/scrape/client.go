@@ -118,7 +118,7 @@ func (c *Client) scrapeAll(ctx context.Context, t transport, pods []*corev1.Pod)
 	for range min(c.opts.Concurrency, len(pods)) {
 		go func() {
 			for i := range jobs {
-				q, err := c.scrapeOne(ctx, t, pods[i])
+				q, err := c.scrapeRecovered(ctx, t, pods[i])
 				out <- scraped{i: i, q: q, err: err}
 			}
 		}()
@@ -155,6 +155,19 @@ func (c *Client) scrapeAll(ctx context.Context, t transport, pods []*corev1.Pod)
 		break
 	}
 	return results
+}
+
+// scrapeRecovered is scrapeOne in a scrape goroutine, where a panic (in a
+// transport, in a parser, on a body nobody foresaw) would end the whole
+// process: it becomes this pod's scrape error instead, so the generation is
+// held, not deleted, and every other tenant carries on.
+func (c *Client) scrapeRecovered(ctx context.Context, t transport, pod *corev1.Pod) (q Queries, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			q, err = Queries{}, errors.Errorf("cannot scrape metrics: recovered from a panic: %v", r)
+		}
+	}()
+	return c.scrapeOne(ctx, t, pod)
 }
 
 func (c *Client) scrapeOne(ctx context.Context, t transport, pod *corev1.Pod) (Queries, error) {
