@@ -111,9 +111,9 @@ func TestRunFunction(t *testing.T) {
 		"draining-failing": {request: "draining", verdict: failing, probes: 1},
 		// The condition message is cut at engine.MaxMessageBytes.
 		"draining-failing-long": {request: "draining", verdict: failingLong, probes: 1},
-		"cleaning":         {request: "cleaning"},
-		"stable":           {request: "stable"},
-		"stopped":          {request: "stopped"},
+		"cleaning":              {request: "cleaning"},
+		"stable":                {request: "stable"},
+		"stopped":               {request: "stopped"},
 		"stable-instance-not-ready": {
 			request: "stable",
 			mutate: func(req *fnv1.RunFunctionRequest) {
