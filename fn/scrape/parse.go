@@ -2,14 +2,14 @@ package scrape
 
 import (
 	"bytes"
-	"io"
 	"math"
 	"net/http"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	"google.golang.org/protobuf/encoding/protodelim"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/crossplane/function-sdk-go/errors"
 )
@@ -22,8 +22,9 @@ type Queries struct {
 
 // Parse extracts the drain gauges from a metrics body served with the given
 // Content-Type. It is pure: no I/O beyond the bytes it is handed. maxBytes is
-// the scrape's body limit: a longer body is refused, and no single
-// allocation made while decoding it is larger than the limit or the body.
+// the scrape's body limit: a longer body is refused, no length prefix may
+// claim more, and only what names a drain gauge, at most maxGaugeBytes of
+// it, is decoded, so the memory a body costs is bounded before it is spent.
 //
 // Unlike the original, which matched only unlabelled sample lines, every
 // sample of a family counts, so an engine that adds labels still reports its
@@ -49,12 +50,20 @@ func Parse(body []byte, contentType string, maxBytes int64) (Queries, error) {
 	return Queries{Running: running, Suspended: suspended}, nil
 }
 
+// maxGaugeBytes bounds the part of a body that names the two drain gauges,
+// the only part decoded into objects. Decoding costs far more memory than
+// the bytes decoded (tens of times for many small samples), so the body
+// limit alone would let one pod make the function hold gigabytes; an
+// engine's two gauges take a few hundred bytes.
+const maxGaugeBytes = 64 << 10
+
+// gaugeNames are what a line or message must contain to be decoded.
+var gaugeNames = [][]byte{[]byte(RunningQueriesMetric), []byte(SuspendedQueriesMetric)}
+
 // decode honours the response's Content-Type: delimited protobuf when the
 // server says so, the text format otherwise (expfmt's own fallback, which
-// also reads OpenMetrics). Names are validated as UTF-8 rather than the
-// legacy charset, explicitly, because prometheus/common no longer has a
-// usable default and a legacy-only parser would reject a whole body over one
-// quoted name unrelated to the two gauges we need.
+// also reads OpenMetrics). Only what names a drain gauge is decoded, as the
+// original only read the lines of its two gauges.
 func decode(body []byte, contentType string, maxBytes int64) ([]*dto.MetricFamily, error) {
 	h := http.Header{}
 	h.Set("Content-Type", contentType)
@@ -65,10 +74,35 @@ func decode(body []byte, contentType string, maxBytes int64) ([]*dto.MetricFamil
 		}
 		return fams, nil
 	}
+	return decodeText(body)
+}
+
+// decodeText parses the lines that name a drain gauge. A sample line
+// always names its metric, and text-format escapes never spell a name's
+// letters differently, so no line that could count is left out. Names are
+// validated as UTF-8 rather than the legacy charset, explicitly, because
+// prometheus/common no longer has a usable default.
+func decodeText(body []byte) ([]*dto.MetricFamily, error) {
+	var gauges []byte
+	for rest := body; len(rest) > 0; {
+		line, after, found := bytes.Cut(rest, []byte("\n"))
+		rest = after
+		if !namesGauge(line) {
+			continue
+		}
+		if len(gauges)+len(line)+1 > maxGaugeBytes {
+			return nil, errors.Errorf("the lines naming %s and %s exceed %d bytes", RunningQueriesMetric, SuspendedQueriesMetric, maxGaugeBytes)
+		}
+		gauges = append(gauges, line...)
+		if found {
+			gauges = append(gauges, '\n')
+		}
+	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
-	byName, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	byName, err := p.TextToMetricFamilies(bytes.NewReader(gauges))
 	if err != nil {
-		return nil, errors.Wrap(err, "cannot decode text metrics")
+		// Line numbers count the lines naming the gauges only.
+		return nil, errors.Wrap(err, "cannot decode the text lines naming the drain gauges")
 	}
 	fams := make([]*dto.MetricFamily, 0, len(byName))
 	for _, mf := range byName {
@@ -77,30 +111,52 @@ func decode(body []byte, contentType string, maxBytes int64) ([]*dto.MetricFamil
 	return fams, nil
 }
 
+func namesGauge(b []byte) bool {
+	for _, n := range gaugeNames {
+		if bytes.Contains(b, n) {
+			return true
+		}
+	}
+	return false
+}
+
 // decodeProtoDelim reads varint-length-delimited MetricFamily messages.
 // expfmt's own decoder trusts the length prefix (MaxSize -1) and allocates
 // whatever it says before reading: a prefix near 2^63 panics, one of a TiB
-// exhausts memory, for every tenant of the process. Here a prefix may claim
-// no more than the body limit and no more than the bytes actually left, so
-// a message buffer is never larger than the body already in hand.
-// Names are checked as expfmt checks them.
+// exhausts memory, for every tenant of the process. Here the framing is
+// read off the body already in memory: a prefix may claim no more than the
+// body limit and no more than the bytes left, and a message is only
+// looked at in place until its name says it is a drain gauge. Only those
+// messages are decoded, and their names checked as expfmt checks them.
 func decodeProtoDelim(body []byte, maxBytes int64) ([]*dto.MetricFamily, error) {
-	r := bytes.NewReader(body)
 	var fams []*dto.MetricFamily
-	for i := 0; ; i++ {
-		limit := min(maxBytes, int64(r.Len()))
-		mf := &dto.MetricFamily{}
-		err := protodelim.UnmarshalOptions{MaxSize: limit}.UnmarshalFrom(r, mf)
-		if errors.Is(err, io.EOF) {
-			return fams, nil
+	decoded := 0
+	for i, rest := 0, body; len(rest) > 0; i++ {
+		size, n := protowire.ConsumeVarint(rest)
+		if n < 0 {
+			return nil, errors.Wrapf(protowire.ParseError(n), "cannot decode the length of message %d", i)
 		}
-		var tooLarge *protodelim.SizeTooLargeError
+		rest = rest[n:]
 		switch {
-		case errors.As(err, &tooLarge) && tooLarge.Size > uint64(maxBytes):
-			return nil, errors.Errorf("message %d claims %d bytes, more than the limit of %d bytes", i, tooLarge.Size, maxBytes)
-		case errors.As(err, &tooLarge):
-			return nil, errors.Errorf("message %d claims %d bytes, but the body ends %d bytes later", i, tooLarge.Size, r.Len())
-		case err != nil:
+		case size > uint64(maxBytes):
+			return nil, errors.Errorf("message %d claims %d bytes, more than the limit of %d bytes", i, size, maxBytes)
+		case size > uint64(len(rest)):
+			return nil, errors.Errorf("message %d claims %d bytes, but the body ends %d bytes later", i, size, len(rest))
+		}
+		msg := rest[:size]
+		rest = rest[size:]
+		name, err := familyName(msg)
+		if err != nil {
+			return nil, errors.Wrapf(err, "cannot decode message %d", i)
+		}
+		if !namesGauge(name) {
+			continue
+		}
+		if decoded += len(msg); decoded > maxGaugeBytes {
+			return nil, errors.Errorf("the messages naming %s and %s exceed %d bytes", RunningQueriesMetric, SuspendedQueriesMetric, maxGaugeBytes)
+		}
+		mf := &dto.MetricFamily{}
+		if err := proto.Unmarshal(msg, mf); err != nil {
 			return nil, errors.Wrapf(err, "cannot decode message %d", i)
 		}
 		if err := validNames(mf); err != nil {
@@ -108,6 +164,35 @@ func decodeProtoDelim(body []byte, maxBytes int64) ([]*dto.MetricFamily, error) 
 		}
 		fams = append(fams, mf)
 	}
+	return fams, nil
+}
+
+// familyName returns a MetricFamily message's name (field 1; the last one
+// wins, as in any proto decoder) without decoding the rest, which it only
+// checks is well-formed.
+func familyName(msg []byte) ([]byte, error) {
+	var name []byte
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		msg = msg[n:]
+		if num == 1 && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(msg)
+			if n < 0 {
+				return nil, protowire.ParseError(n)
+			}
+			name, msg = v, msg[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, msg)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		msg = msg[n:]
+	}
+	return name, nil
 }
 
 func validNames(mf *dto.MetricFamily) error {

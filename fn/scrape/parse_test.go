@@ -158,16 +158,27 @@ func parseCases(t testing.TB) map[string]parseCase {
 			wantErr:     truncatedErr,
 		},
 		"ProtobufZeroLength": {
-			reason:      "A zero-length message is a family without a name, as expfmt rejects it.",
+			reason:      "A zero-length message names no gauge and is skipped, as every other family is.",
 			body:        lengthPrefix(0, "") + protoBody(t, metricsText("0", "0")),
 			contentType: protoContentType,
-			wantErr:     `cannot decode protobuf metrics: invalid message 0: invalid metric name ""`,
+		},
+		"ProtobufOtherFamilySkipped": {
+			reason:      "Another family is not decoded, so its contents, valid or not, do not matter.",
+			body:        protoFamily(t, &dto.MetricFamily{Name: proto.String("firebolt_other"), Metric: []*dto.Metric{{Label: []*dto.LabelPair{{Name: proto.String("l"), Value: proto.String("\xff")}}}}}) + protoBody(t, metricsText("4", "0")),
+			contentType: protoContentType,
+			want:        Queries{Running: 4},
+		},
+		"ProtobufGaugeMessagesOverBudget": {
+			reason:      "The messages naming the gauges are decoded only up to maxGaugeBytes; more is refused, not decoded.",
+			body:        protoFamily(t, &dto.MetricFamily{Name: proto.String(RunningQueriesMetric), Metric: make([]*dto.Metric, maxGaugeBytes/2)}) + protoBody(t, metricsText("0", "0")),
+			contentType: protoContentType,
+			wantErr:     "cannot decode protobuf metrics: the messages naming firebolt_running_queries and firebolt_suspended_queries exceed 65536 bytes",
 		},
 		"ProtobufUnterminatedVarint": {
 			reason:      "A prefix that never ends is garbage.",
 			body:        strings.Repeat("\xff", 12),
 			contentType: protoContentType,
-			wantErr:     "cannot decode protobuf metrics: cannot decode message 0: ",
+			wantErr:     "cannot decode protobuf metrics: cannot decode the length of message 0: ",
 		},
 		"ProtobufGarbage": {
 			reason:      "A message that is not a MetricFamily is garbage.",
@@ -176,14 +187,14 @@ func parseCases(t testing.TB) map[string]parseCase {
 			wantErr:     "cannot decode protobuf metrics: cannot decode message 0: ",
 		},
 		"ProtobufInvalidLabelValue": {
-			reason: "A label value that is not UTF-8 is refused, as expfmt refuses it.",
-			body: protoBody(t, metricsText("0", "0")) + protoFamily(t, &dto.MetricFamily{
-				Name:   proto.String("firebolt_other"),
+			reason: "A gauge's label value that is not UTF-8 is refused, as expfmt refuses it.",
+			body: protoFamily(t, &dto.MetricFamily{
+				Name:   proto.String(RunningQueriesMetric),
 				Type:   dto.MetricType_GAUGE.Enum(),
 				Metric: []*dto.Metric{{Label: []*dto.LabelPair{{Name: proto.String("l"), Value: proto.String("\xff")}}, Gauge: &dto.Gauge{Value: proto.Float64(1)}}},
-			}),
+			}) + protoBody(t, metricsText("0", "0")),
 			contentType: protoContentType,
-			wantErr:     `cannot decode protobuf metrics: invalid message 2: invalid label value "\xff"`,
+			wantErr:     `cannot decode protobuf metrics: invalid message 0: invalid label value "\xff"`,
 		},
 		"BodyOverLimit": {
 			reason:      "A body longer than the limit is refused whole, whatever its format.",
@@ -245,22 +256,40 @@ func parseCases(t testing.TB) map[string]parseCase {
 			wantErr:     "metric firebolt_running_queries overflows: its samples sum to +Inf",
 		},
 		"Garbage": {
-			reason:      "Something that is not an exposition is an error.",
+			reason:      "Something that is not an exposition names neither gauge: missing, so failing.",
 			body:        "<html>oops</html>\n",
 			contentType: "text/html",
-			wantErr:     "cannot decode text metrics: text format parsing error in line 1: invalid metric name",
+			wantErr:     "metric firebolt_running_queries missing",
+		},
+		"GarbageAroundTheGauges": {
+			reason:      "Lines that name neither gauge are not parsed, as the original read only its two gauges' lines.",
+			body:        "<html>oops</html>\n" + metricsText("2", "0") + "{{{\n",
+			contentType: textPlain,
+			want:        Queries{Running: 2},
+		},
+		"TextGaugeLinesOverBudget": {
+			reason:      "The lines naming the gauges are decoded only up to maxGaugeBytes; more is refused, not decoded.",
+			body:        strings.Repeat("firebolt_running_queries{a=\"x\"} 0\n", maxGaugeBytes/16) + metricsText("0", "0"),
+			contentType: textPlain,
+			wantErr:     "the lines naming firebolt_running_queries and firebolt_suspended_queries exceed 65536 bytes",
+		},
+		"TextManyOtherSamples": {
+			reason:      "Samples of other families cost no decoding, however many.",
+			body:        strings.Repeat("other{a=\"x\"} 1\n", maxGaugeBytes) + metricsText("0", "1"),
+			contentType: textPlain,
+			want:        Queries{Suspended: 1},
 		},
 		"Truncated": {
 			reason:      "A body cut mid-line is an error.",
 			body:        metricsText("0", "0") + "firebolt_running_queries{a=\"",
 			contentType: textPlain,
-			wantErr:     "cannot decode text metrics: text format parsing error in line 7: unexpected end of input stream",
+			wantErr:     "cannot decode the text lines naming the drain gauges: text format parsing error in line 7: unexpected end of input stream",
 		},
 		"DuplicateType": {
 			reason:      "Contradicting TYPE lines are an error.",
 			body:        "# TYPE firebolt_running_queries gauge\nfirebolt_running_queries 0\n# TYPE firebolt_running_queries counter\nfirebolt_suspended_queries 0\n",
 			contentType: textPlain,
-			wantErr:     "cannot decode text metrics: text format parsing error in line 3: second TYPE line for metric name \"firebolt_running_queries\", or TYPE reported after samples",
+			wantErr:     "cannot decode the text lines naming the drain gauges: text format parsing error in line 3: second TYPE line for metric name \"firebolt_running_queries\", or TYPE reported after samples",
 		},
 	}
 }
