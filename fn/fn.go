@@ -60,7 +60,8 @@ func NewWithComposers(log logging.Logger, composers map[string]Composer) *Functi
 // foresaw) is recovered and becomes a Fatal result for that composite
 // alone; the process, and every other composite's next call, carry on.
 func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (rsp *fnv1.RunFunctionResponse, err error) {
-	log := f.log.WithValues("tag", req.GetMeta().GetTag())
+	tagged := f.log.WithValues("tag", req.GetMeta().GetTag())
+	log := tagged
 	kind, name := "", ""
 	defer func() {
 		r := recover()
@@ -69,7 +70,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		}
 		// The stack is for the developer and may be long; the result
 		// and the log line name the composite for the user.
-		log.Info("Recovered from a panic while composing", "kind", kind, "name", name,
+		tagged.Info("Recovered from a panic while composing", "kind", kind, "name", name,
 			"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		// Whatever the composer had written is incomplete: start over.
 		rsp = response.To(req, response.DefaultTTL)
@@ -111,7 +112,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	}
 	if err := c.Compose(ctx, req, rsp, cfg); err != nil {
 		log.Info("Cannot compose", "error", err)
-		response.Fatal(rsp, errors.Wrapf(err, "cannot compose %s %q", kind, name))
+		response.Fatal(rsp, errors.New(engine.BoundMessage(errors.Wrapf(err, "cannot compose %s %q", kind, name).Error())))
 		return rsp, nil
 	}
 	log.Debug("Composed")
