@@ -74,8 +74,11 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 			"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		// Whatever the composer had written is incomplete: start over.
 		rsp = response.To(req, response.DefaultTTL)
-		response.Fatal(rsp, errors.New(engine.BoundMessage(
-			fmt.Sprintf("cannot compose %s %q: the function panicked: %v", kind, name, r))))
+		what := "cannot run function"
+		if kind != "" {
+			what = fmt.Sprintf("cannot compose %s %q", kind, name)
+		}
+		response.Fatal(rsp, errors.New(engine.BoundMessage(fmt.Sprintf("%s: the function panicked: %v", what, r))))
 		err = nil
 	}()
 	rsp = response.To(req, response.DefaultTTL)
