@@ -216,12 +216,21 @@ func TestEngineClaims(t *testing.T) {
 		"DrainCheckIntervalNotADuration": {
 			reason: "A string that is not a duration is refused at admission, not left for the function to choke on.",
 			kind:   kind, obj: e(setf("spec.drainCheckInterval", "5 seconds")),
-			errors: []string{`spec.drainCheckInterval: Invalid value: "string": type conversion error from 'string' to 'google.protobuf.Duration' evaluating rule: must be a positive duration such as 5s or 1m30s`},
+			errors: []string{`spec.drainCheckInterval: Invalid value: "string": type conversion error from 'string' to 'google.protobuf.Duration' evaluating rule: must be a duration of at least 1s, such as 5s or 1m30s`},
 		},
 		"DrainCheckIntervalZero": {
 			reason: "A zero interval would poll without pause.",
 			kind:   kind, obj: e(setf("spec.drainCheckInterval", "0s")),
-			errors: []string{`spec.drainCheckInterval: Invalid value: "0s": must be a positive duration such as 5s or 1m30s`},
+			errors: []string{`spec.drainCheckInterval: Invalid value: "0s": must be a duration of at least 1s, such as 5s or 1m30s`},
+		},
+		"DrainCheckIntervalBelowOneSecond": {
+			reason: "Every poll scrapes every pod of the old generation; more than one a second per engine is refused.",
+			kind:   kind, obj: e(setf("spec.drainCheckInterval", "999ms")),
+			errors: []string{`spec.drainCheckInterval: Invalid value: "999ms": must be a duration of at least 1s, such as 5s or 1m30s`},
+		},
+		"DrainCheckIntervalOneSecond": {
+			reason: "The minimum itself is accepted.",
+			kind:   kind, obj: e(setf("spec.drainCheckInterval", "1s")),
 		},
 		"WrongFieldType": {
 			reason: "A wrong field type is a schema error.",
@@ -373,6 +382,15 @@ func TestEngineClassClaims(t *testing.T) {
 			reason: "The engine container appears at most once.",
 			kind:   kind, obj: c(setf("spec.template.spec.containers[1]", map[string]any{"name": "engine"})),
 			errors: []string{`spec.template.spec.containers: Invalid value: spec.template.spec.containers: container engine may appear only once`},
+		},
+		"DrainCheckIntervalBelowOneSecond": {
+			reason: "The class's default interval has the engine's minimum.",
+			kind:   kind, obj: c(setf("spec.drainCheckInterval", "100ms")),
+			errors: []string{`spec.drainCheckInterval: Invalid value: "100ms": must be a duration of at least 1s, such as 5s or 1m30s`},
+		},
+		"DrainCheckIntervalOneSecond": {
+			reason: "The minimum itself is accepted on classes.",
+			kind:   kind, obj: c(setf("spec.drainCheckInterval", "1s")),
 		},
 	})
 }

@@ -5,6 +5,8 @@ package fn
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -16,6 +18,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
 )
 
 // Composite kinds this function composes.
@@ -52,10 +55,33 @@ func NewWithComposers(log logging.Logger, composers map[string]Composer) *Functi
 	return &Function{log: log, composers: composers}
 }
 
-// RunFunction runs the function.
-func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	log := f.log.WithValues("tag", req.GetMeta().GetTag())
-	rsp := response.To(req, response.DefaultTTL)
+// RunFunction runs the function. One process serves every composite of
+// every namespace, so a panic while composing one (a bug, or input nobody
+// foresaw) is recovered and becomes a Fatal result for that composite
+// alone; the process, and every other composite's next call, carry on.
+func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (rsp *fnv1.RunFunctionResponse, err error) {
+	tagged := f.log.WithValues("tag", req.GetMeta().GetTag())
+	log := tagged
+	kind, name := "", ""
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		// The stack is for the developer and may be long; the result
+		// and the log line name the composite for the user.
+		tagged.Info("Recovered from a panic while composing", "kind", kind, "name", name,
+			"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		// Whatever the composer had written is incomplete: start over.
+		rsp = response.To(req, response.DefaultTTL)
+		what := "cannot run function"
+		if kind != "" {
+			what = fmt.Sprintf("cannot compose %s %q", kind, name)
+		}
+		response.Fatal(rsp, errors.New(engine.BoundMessage(fmt.Sprintf("%s: the function panicked: %v", what, r))))
+		err = nil
+	}()
+	rsp = response.To(req, response.DefaultTTL)
 
 	in := &v1beta1.Input{}
 	if req.GetInput() != nil {
@@ -78,7 +104,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		response.Fatal(rsp, errors.Wrap(err, "cannot get observed composite resource"))
 		return rsp, nil
 	}
-	kind, name := oxr.Resource.GetKind(), oxr.Resource.GetName()
+	kind, name = oxr.Resource.GetKind(), oxr.Resource.GetName()
 	log = log.WithValues("kind", kind, "name", name)
 
 	c, ok := f.composers[kind]
@@ -89,7 +115,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	}
 	if err := c.Compose(ctx, req, rsp, cfg); err != nil {
 		log.Info("Cannot compose", "error", err)
-		response.Fatal(rsp, errors.Wrapf(err, "cannot compose %s %q", kind, name))
+		response.Fatal(rsp, errors.New(engine.BoundMessage(errors.Wrapf(err, "cannot compose %s %q", kind, name).Error())))
 		return rsp, nil
 	}
 	log.Debug("Composed")

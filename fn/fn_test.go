@@ -167,7 +167,7 @@ func TestInputDecoded(t *testing.T) {
 		"images":{"engine":"registry.example/engine:v2"},
 		"engineResourceBounds":{"maxCPU":"8","maxMemory":"32Gi"},
 		"metricScrapeMode":"PodIP",
-		"scrape":{"podTimeout":"3s","overallTimeout":"20s","maxBodyBytes":65536,"concurrency":4},
+		"scrape":{"podTimeout":"3s","overallTimeout":"20s","maxBodyBytes":65536,"concurrency":4,"maxConcurrentScrapes":128},
 		"stableTTL":"45s"}}`)
 	rsp, err := f.RunFunction(context.Background(), req)
 	if err != nil {
@@ -186,7 +186,7 @@ func TestInputDecoded(t *testing.T) {
 	want.Images.Engine = "registry.example/engine:v2"
 	want.EngineResourceBounds = corev1.ResourceList{corev1.ResourceCPU: apiresource.MustParse("8"), corev1.ResourceMemory: apiresource.MustParse("32Gi")}
 	want.MetricScrapeMode = "PodIP"
-	want.Scrape = v1beta1.ResolvedScrape{PodTimeout: 3 * time.Second, OverallTimeout: 20 * time.Second, MaxBodyBytes: 65536, Concurrency: 4}
+	want.Scrape = v1beta1.ResolvedScrape{PodTimeout: 3 * time.Second, OverallTimeout: 20 * time.Second, MaxBodyBytes: 65536, Concurrency: 4, MaxConcurrentScrapes: 128}
 	want.StableTTL = 45 * time.Second
 	if diff := cmp.Diff(want, *r.got); diff != "" {
 		t.Errorf("resolved input (-want +got):\n%s", diff)

@@ -45,9 +45,10 @@ type FireboltEngineSpec struct {
 	// +optional
 	DrainCheckEnabled *bool `json:"drainCheckEnabled,omitempty"`
 
-	// DrainCheckInterval is the poll interval while draining. Unset inherits
+	// DrainCheckInterval is the poll interval while draining, at least 1s:
+	// every poll scrapes all of the old generation's pods. Unset inherits
 	// the class's value, else 5s.
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be a positive duration such as 5s or 1m30s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="must be a duration of at least 1s, such as 5s or 1m30s"
 	// +optional
 	DrainCheckInterval *metav1.Duration `json:"drainCheckInterval,omitempty"`
 

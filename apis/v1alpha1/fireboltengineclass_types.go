@@ -41,8 +41,8 @@ type FireboltEngineClassSpec struct {
 	DrainCheckEnabled *bool `json:"drainCheckEnabled,omitempty"`
 
 	// DrainCheckInterval is the default for the engines'
-	// drainCheckInterval.
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be a positive duration such as 5s or 1m30s"
+	// drainCheckInterval, at least 1s.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="must be a duration of at least 1s, such as 5s or 1m30s"
 	// +optional
 	DrainCheckInterval *metav1.Duration `json:"drainCheckInterval,omitempty"`
 

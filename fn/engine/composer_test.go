@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,6 +87,10 @@ var responseClock = simEpoch.Add(time.Hour)
 func TestRunFunction(t *testing.T) {
 	busy := scrape.Verdict{Message: "pod demo-g0-0: 1 running, 0 suspended queries; pod demo-g0-1: 0 running, 2 suspended queries"}
 	failing := scrape.Verdict{Failing: true, Message: `pod demo-g0-1: cannot scrape metrics: unexpected HTTP status 503: "error trying to reach service"`}
+	// Three pods whose bodies quote kilobytes of hostile label values, with
+	// multi-byte runes where the cut falls.
+	hostile := `cannot parse metrics: cannot decode protobuf metrics: invalid message 2: invalid label value "` + strings.Repeat("é", 700) + `"`
+	failingLong := scrape.Verdict{Failing: true, Message: "pod demo-g0-0: " + hostile + "; pod demo-g0-1: " + hostile + "; pod demo-g0-2: " + hostile}
 	stuck := []corev1.Event{{
 		Reason: "FailedCreate", Message: `create Pod demo-g1-0 in StatefulSet demo-g1 failed error: pods "demo-g1-0" is forbidden: exceeded quota: compute`,
 		Count: 3, LastTimestamp: metav1.NewTime(simEpoch),
@@ -104,9 +109,11 @@ func TestRunFunction(t *testing.T) {
 		"switching":        {request: "switching"},
 		"draining-busy":    {request: "draining", verdict: busy, probes: 1},
 		"draining-failing": {request: "draining", verdict: failing, probes: 1},
-		"cleaning":         {request: "cleaning"},
-		"stable":           {request: "stable"},
-		"stopped":          {request: "stopped"},
+		// The condition message is cut at engine.MaxMessageBytes.
+		"draining-failing-long": {request: "draining", verdict: failingLong, probes: 1},
+		"cleaning":              {request: "cleaning"},
+		"stable":                {request: "stable"},
+		"stopped":               {request: "stopped"},
 		"stable-instance-not-ready": {
 			request: "stable",
 			mutate: func(req *fnv1.RunFunctionRequest) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -34,6 +35,31 @@ const (
 	ReasonClaimLabelsMissing     = "ClaimLabelsMissing"
 	ReasonStatefulSetWarning     = "StatefulSetWarning"
 )
+
+// MaxMessageBytes bounds every condition message and event this function
+// writes. Their text often quotes what a pod, an event or a user supplied
+// (a scrape error, a Warning event, a rejected template); Kubernetes limits
+// some of these fields and Crossplane copies them onto claims and events, so
+// an unbounded one could make a status write fail or flood an event stream.
+const MaxMessageBytes = 1024
+
+// truncated marks a message cut by BoundMessage.
+const truncated = " …[truncated]"
+
+// BoundMessage returns s as valid UTF-8 of at most MaxMessageBytes bytes.
+// A longer s is cut on a rune boundary and ends with a truncation mark.
+// It is the one place condition and event messages are bounded.
+func BoundMessage(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= MaxMessageBytes {
+		return s
+	}
+	cut := MaxMessageBytes - len(truncated)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + truncated
+}
 
 // readyFacts is what EngineReady is derived from, after the transition.
 type readyFacts struct {
@@ -67,7 +93,7 @@ type readyFacts struct {
 // Warning event only ever replaces the generic Rolling or PodsNotReady.
 func engineReady(f readyFacts) Condition {
 	c := func(reason, msg string) Condition {
-		return Condition{Type: TypeEngineReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg}
+		return Condition{Type: TypeEngineReady, Status: metav1.ConditionFalse, Reason: reason, Message: BoundMessage(msg)}
 	}
 	switch {
 	case f.Gated && !f.Instance.Ready:
@@ -99,13 +125,14 @@ func engineReady(f readyFacts) Condition {
 
 // instanceReady is the InstanceReady condition.
 func instanceReady(s instanceState) Condition {
+	msg := BoundMessage(s.Message)
 	switch {
 	case s.Ready:
-		return Condition{Type: TypeInstanceReady, Status: metav1.ConditionTrue, Reason: ReasonInstanceReady, Message: s.Message}
+		return Condition{Type: TypeInstanceReady, Status: metav1.ConditionTrue, Reason: ReasonInstanceReady, Message: msg}
 	case s.Waiting:
-		return Condition{Type: TypeInstanceReady, Status: metav1.ConditionUnknown, Reason: ReasonInstanceNotReady, Message: s.Message}
+		return Condition{Type: TypeInstanceReady, Status: metav1.ConditionUnknown, Reason: ReasonInstanceNotReady, Message: msg}
 	}
-	return Condition{Type: TypeInstanceReady, Status: metav1.ConditionFalse, Reason: ReasonInstanceNotReady, Message: s.Message}
+	return Condition{Type: TypeInstanceReady, Status: metav1.ConditionFalse, Reason: ReasonInstanceNotReady, Message: msg}
 }
 
 // StatefulSetWarning is the most recent Warning event of a StatefulSet.

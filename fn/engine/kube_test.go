@@ -2,14 +2,19 @@ package engine
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
@@ -28,11 +33,54 @@ func TestEventListerSelectsWarningsOfOneObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(metav1.ListOptions{FieldSelector: "involvedObject.uid=sts-uid,type=Warning"}, got); diff != "" {
+	if diff := cmp.Diff(metav1.ListOptions{FieldSelector: "involvedObject.uid=sts-uid,type=Warning", Limit: eventsListLimit}, got); diff != "" {
 		t.Errorf("list options: -want, +got:\n%s", diff)
 	}
 	if ns != "firebolt" || len(events) != 1 || events[0].Reason != "FailedCreate" {
 		t.Errorf("want the one event from namespace firebolt, got %v from %q", events, ns)
+	}
+}
+
+// TestEventListerTimesOut shows that an API server that never answers the
+// events list costs the call eventsListTimeout, not the rest of Crossplane's
+// budget for it.
+func TestEventListerTimesOut(t *testing.T) {
+	t.Parallel()
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(stop) })
+	kube, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	type result struct {
+		events []corev1.Event
+		err    error
+	}
+	done := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		events, err := NewEventLister(kube).Warnings(context.Background(), "firebolt", "sts-uid")
+		done <- result{events, err}
+	}()
+	select {
+	case r := <-done:
+		want := "cannot list events: listing events exceeded its timeout of 5s"
+		if r.err == nil || r.err.Error() != want || r.events != nil {
+			t.Errorf("Warnings: want error %q, got %v, %v", want, r.events, r.err)
+		}
+		if took := time.Since(start); took < eventsListTimeout {
+			t.Errorf("Warnings returned after %s, before its timeout", took)
+		}
+	case <-time.After(3 * eventsListTimeout):
+		t.Fatalf("Warnings did not return within %s of a list that never answers", 3*eventsListTimeout)
 	}
 }
 

@@ -371,7 +371,7 @@ func (m *machine) pods(gen int) podsState {
 }
 
 func (m *machine) event(s Severity, reason, msg string) {
-	m.results = append(m.results, Result{Severity: s, Reason: reason, Message: msg})
+	m.results = append(m.results, Result{Severity: s, Reason: reason, Message: BoundMessage(msg)})
 }
 
 // plan assembles the call's Plan from the decision.

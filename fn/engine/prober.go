@@ -16,15 +16,18 @@ const errNoKube = "no Kubernetes client configured"
 // NewProber returns a DrainProber that scrapes through fn/scrape with kube.
 // kube may be nil: every check then fails with errNoKube, which the
 // composer reports as DrainCheckFailing. Scrape clients are kept per
-// option set, so concurrent calls share connections.
+// option set, so concurrent calls share connections, and all of them share
+// one Limiter: the function input's maxConcurrentScrapes bounds the scrapes
+// of every composite the process serves, not of one call.
 func NewProber(kube kubernetes.Interface) DrainProber {
-	return &scrapeProber{kube: kube, clients: map[scrape.Options]*scrape.Client{}}
+	return &scrapeProber{kube: kube, clients: map[scrape.Options]*scrape.Client{}, limiter: scrape.NewLimiter()}
 }
 
 type scrapeProber struct {
 	kube    kubernetes.Interface
 	mu      sync.Mutex
 	clients map[scrape.Options]*scrape.Client
+	limiter *scrape.Limiter
 }
 
 func (p *scrapeProber) Drain(ctx context.Context, namespace string, selector labels.Selector, o scrape.Options) scrape.Verdict {
@@ -34,7 +37,7 @@ func (p *scrapeProber) Drain(ctx context.Context, namespace string, selector lab
 	p.mu.Lock()
 	c, ok := p.clients[o]
 	if !ok {
-		c = scrape.New(p.kube, nil, o)
+		c = scrape.New(p.kube, nil, o, scrape.WithLimiter(p.limiter))
 		p.clients[o] = c
 	}
 	p.mu.Unlock()

@@ -72,6 +72,8 @@ func dueDrainCheck(in Inputs) (drainCheck, bool) {
 			OverallTimeout: in.Config.Scrape.OverallTimeout,
 			MaxBodyBytes:   in.Config.Scrape.MaxBodyBytes,
 			Concurrency:    in.Config.Scrape.Concurrency,
+			// One value per process in practice; see scrape.Limiter.
+			MaxConcurrentScrapes: in.Config.Scrape.MaxConcurrentScrapes,
 		},
 	}, true
 }

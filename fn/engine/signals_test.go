@@ -21,7 +21,7 @@ import (
 func TestDueDrainCheck(t *testing.T) {
 	draining := func(t *testing.T) Inputs { return drainingAt(t, "draining", 0, baseSpec(), replicasSpec(3)) }
 	opts := func(mode scrape.Mode) scrape.Options {
-		return scrape.Options{Mode: mode, PodTimeout: 2 * time.Second, OverallTimeout: 10 * time.Second, MaxBodyBytes: 1 << 20, Concurrency: 16}
+		return scrape.Options{Mode: mode, PodTimeout: 2 * time.Second, OverallTimeout: 10 * time.Second, MaxBodyBytes: 1 << 20, Concurrency: 16, MaxConcurrentScrapes: 64}
 	}
 	type due struct {
 		Namespace, Selector string

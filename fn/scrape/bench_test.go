@@ -37,7 +37,7 @@ func BenchmarkParse(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Parse(body, textPlain); err != nil {
+		if _, err := Parse(body, textPlain, DefaultMaxBodyBytes); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sort"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,12 +17,22 @@ import (
 // Client lists pods with a clientset and scrapes their metrics. It is safe
 // for concurrent use.
 type Client struct {
-	kube  kubernetes.Interface
-	podIP *http.Client
-	opts  Options
+	kube    kubernetes.Interface
+	podIP   *http.Client
+	opts    Options
+	limiter *Limiter
 	// port replaces MetricsPort only so tests can reach an httptest server in
 	// PodIP mode; New always sets MetricsPort.
 	port int
+}
+
+// A ClientOption configures a Client.
+type ClientOption func(*Client)
+
+// WithLimiter shares l with other Clients, so Options.MaxConcurrentScrapes
+// bounds their scrapes together. Without it a Client bounds only its own.
+func WithLimiter(l *Limiter) ClientOption {
+	return func(c *Client) { c.limiter = l }
 }
 
 // New returns a Client. podIP is the HTTP client for ModePodIP; nil means
@@ -29,11 +40,18 @@ type Client struct {
 // Option fields left zero take their defaults. An unknown Mode is not an
 // error here: every check then fails closed with a cause that says so, as the
 // original's always-error scraper did.
-func New(kube kubernetes.Interface, podIP *http.Client, o Options) *Client {
+func New(kube kubernetes.Interface, podIP *http.Client, o Options, co ...ClientOption) *Client {
 	if podIP == nil {
 		podIP = NewPodIPHTTPClient()
 	}
-	return &Client{kube: kube, podIP: podIP, opts: o.withDefaults(), port: MetricsPort}
+	c := &Client{kube: kube, podIP: podIP, opts: o.withDefaults(), port: MetricsPort}
+	for _, fn := range co {
+		fn(c)
+	}
+	if c.limiter == nil {
+		c.limiter = NewLimiter()
+	}
+	return c
 }
 
 // Drain lists the pods selector names in namespace, scrapes every Running
@@ -115,10 +133,13 @@ func (c *Client) scrapeAll(ctx context.Context, t transport, pods []*corev1.Pod)
 	}
 	close(jobs)
 	out := make(chan scraped, len(pods))
+	// Whether a pod still waited for a process-wide slot when time ran out
+	// tells the user which bound to raise.
+	waiting := make([]atomic.Bool, len(pods))
 	for range min(c.opts.Concurrency, len(pods)) {
 		go func() {
 			for i := range jobs {
-				q, err := c.scrapeOne(ctx, t, pods[i])
+				q, err := c.scrapeLimited(ctx, t, pods[i], &waiting[i])
 				out <- scraped{i: i, q: q, err: err}
 			}
 		}()
@@ -148,13 +169,50 @@ func (c *Client) scrapeAll(ctx context.Context, t transport, pods []*corev1.Pod)
 		}
 		err := errors.Wrap(context.Cause(ctx), "cannot scrape metrics")
 		for i := range results {
-			if !done[i] {
+			switch {
+			case done[i]:
+			case waiting[i].Load():
+				results[i] = PodResult{Pod: pods[i].Name, Err: c.noSlot(context.Cause(ctx))}
+			default:
 				results[i] = PodResult{Pod: pods[i].Name, Err: err}
 			}
 		}
 		break
 	}
 	return results
+}
+
+// scrapeLimited scrapes once one of the process-wide slots is free. The
+// wait counts against the check's overall timeout (and the caller's
+// deadline), not the pod's: a pod is not slow for waiting its turn.
+// waiting is true while the pod waits for its slot.
+func (c *Client) scrapeLimited(ctx context.Context, t transport, pod *corev1.Pod, waiting *atomic.Bool) (Queries, error) {
+	waiting.Store(true)
+	err := c.limiter.acquire(ctx, c.opts.MaxConcurrentScrapes)
+	if err != nil {
+		// Left true: the check ended while this pod waited.
+		return Queries{}, c.noSlot(err)
+	}
+	waiting.Store(false)
+	defer c.limiter.release()
+	return c.scrapeRecovered(ctx, t, pod)
+}
+
+func (c *Client) noSlot(cause error) error {
+	return errors.Wrapf(cause, "cannot scrape metrics: no free slot among the %d process-wide scrapes (spec.scrape.maxConcurrentScrapes)", c.opts.MaxConcurrentScrapes)
+}
+
+// scrapeRecovered is scrapeOne in a scrape goroutine, where a panic (in a
+// transport, in a parser, on a body nobody foresaw) would end the whole
+// process: it becomes this pod's scrape error instead, so the generation is
+// held, not deleted, and every other tenant carries on.
+func (c *Client) scrapeRecovered(ctx context.Context, t transport, pod *corev1.Pod) (q Queries, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			q, err = Queries{}, errors.Errorf("cannot scrape metrics: recovered from a panic: %v", r)
+		}
+	}()
+	return c.scrapeOne(ctx, t, pod)
 }
 
 func (c *Client) scrapeOne(ctx context.Context, t transport, pod *corev1.Pod) (Queries, error) {
@@ -173,7 +231,7 @@ func (c *Client) scrapeOne(ctx context.Context, t transport, pod *corev1.Pod) (Q
 		}
 		return Queries{}, errors.Wrap(err, "cannot scrape metrics")
 	}
-	q, err := Parse(body, contentType)
+	q, err := Parse(body, contentType, c.opts.MaxBodyBytes)
 	if err != nil {
 		return Queries{}, errors.Wrap(err, "cannot parse metrics")
 	}

@@ -358,7 +358,7 @@ func TestDrainApiserverProxy(t *testing.T) {
 			},
 		},
 		"GarbageBody": {
-			reason: "A body that is not an exposition fails naming the parse error.",
+			reason: "A body that is not an exposition fails: it names neither gauge.",
 			args: args{
 				pods: []corev1.Pod{pod("e-g1-0", corev1.PodRunning)},
 				proxy: func(*fakeAPI) map[string]http.HandlerFunc {
@@ -366,9 +366,8 @@ func TestDrainApiserverProxy(t *testing.T) {
 				},
 			},
 			want: want{
-				obs: Observation{Pods: []PodResult{{Pod: "e-g1-0", Err: errors.New("cannot parse metrics: cannot decode text metrics: text format parsing error in line 1: invalid metric name")}}},
-				verdict: Verdict{Failing: true,
-					Message: "pod e-g1-0: cannot parse metrics: cannot decode text metrics: text format parsing error in line 1: invalid metric name"},
+				obs:     Observation{Pods: []PodResult{{Pod: "e-g1-0", Err: errors.New("cannot parse metrics: metric firebolt_running_queries missing")}}},
+				verdict: Verdict{Failing: true, Message: "pod e-g1-0: cannot parse metrics: metric firebolt_running_queries missing"},
 				scraped: []string{"e-g1-0"},
 			},
 		},

@@ -15,8 +15,8 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(tc.body), tc.contentType)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
-		q, err := Parse(body, contentType)
-		q2, err2 := Parse(body, contentType)
+		q, err := Parse(body, contentType, DefaultMaxBodyBytes)
+		q2, err2 := Parse(body, contentType, DefaultMaxBodyBytes)
 		if (err == nil) != (err2 == nil) || q != q2 {
 			t.Fatalf("Parse is not deterministic: (%v, %v) then (%v, %v)", q, err, q2, err2)
 		}

@@ -38,18 +38,24 @@ const (
 	// is far smaller, so 4 MiB only rejects something that is not an engine.
 	DefaultMaxBodyBytes int64 = 4 << 20
 	DefaultConcurrency        = 8
+	// DefaultMaxConcurrentScrapes bounds the scrapes in flight in the whole
+	// process, across every check that shares a Limiter.
+	DefaultMaxConcurrentScrapes = 64
 )
 
 // Options bound one drain check. Zero or negative fields take the defaults
 // above. The overall timeout caps the whole check, listing included, well
-// under Crossplane's two-minute reconcile budget; peak memory is roughly
-// Concurrency × MaxBodyBytes.
+// under Crossplane's two-minute reconcile budget. Concurrency bounds one
+// check's scrapes in flight and MaxConcurrentScrapes those of every check
+// sharing the Client's Limiter, so the process holds at most
+// MaxConcurrentScrapes × MaxBodyBytes of bodies.
 type Options struct {
-	Mode           Mode
-	PodTimeout     time.Duration
-	OverallTimeout time.Duration
-	MaxBodyBytes   int64
-	Concurrency    int
+	Mode                 Mode
+	PodTimeout           time.Duration
+	OverallTimeout       time.Duration
+	MaxBodyBytes         int64
+	Concurrency          int
+	MaxConcurrentScrapes int
 }
 
 func (o Options) withDefaults() Options {
@@ -67,6 +73,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = DefaultConcurrency
+	}
+	if o.MaxConcurrentScrapes <= 0 {
+		o.MaxConcurrentScrapes = DefaultMaxConcurrentScrapes
 	}
 	return o
 }

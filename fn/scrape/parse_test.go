@@ -1,11 +1,18 @@
 package scrape
 
 import (
+	"bytes"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"google.golang.org/protobuf/encoding/protodelim"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 )
 
 var protoContentType = string(expfmt.NewFormat(expfmt.TypeProtoDelim))
@@ -19,7 +26,38 @@ type parseCase struct {
 	wantErr     string
 }
 
+// lengthPrefix is a delimited-protobuf length prefix claiming n bytes,
+// followed by tail: the shape of a metrics bomb.
+func lengthPrefix(n uint64, tail string) string {
+	return string(protowire.AppendVarint(nil, n)) + tail
+}
+
+// protoFamily is one family as a delimited-protobuf message.
+func protoFamily(t testing.TB, mf *dto.MetricFamily) string {
+	t.Helper()
+	var b bytes.Buffer
+	if _, err := protodelim.MarshalTo(&b, mf); err != nil {
+		t.Fatalf("cannot encode test family: %v", err)
+	}
+	return b.String()
+}
+
+// truncatedProto is a valid two-family protobuf body with its last cut
+// bytes removed, and the error Parse must give for it.
+func truncatedProto(t testing.TB, cut int) (body, wantErr string) {
+	t.Helper()
+	full := protoBody(t, metricsText("0", "0"))
+	size0, n0 := protowire.ConsumeVarint([]byte(full))
+	second := n0 + int(size0)
+	size1, n1 := protowire.ConsumeVarint([]byte(full[second:]))
+	if n0 < 0 || n1 < 0 || second+n1+int(size1) != len(full) {
+		t.Fatalf("protoBody is not two delimited messages: %q", full)
+	}
+	return full[:len(full)-cut], fmt.Sprintf("cannot decode protobuf metrics: message 1 claims %d bytes, but the body ends %d bytes later", size1, int(size1)-cut)
+}
+
 func parseCases(t testing.TB) map[string]parseCase {
+	truncated, truncatedErr := truncatedProto(t, 3)
 	return map[string]parseCase{
 		"Drained": {
 			reason:      "Both gauges at zero parse as zero.",
@@ -83,6 +121,87 @@ func parseCases(t testing.TB) map[string]parseCase {
 			contentType: protoContentType,
 			wantErr:     "cannot decode protobuf metrics: ",
 		},
+		"ProtobufPrefixNear2To63": {
+			reason:      "A length prefix near 2^63 is refused before anything is allocated; expfmt's decoder panics on it.",
+			body:        lengthPrefix(math.MaxInt64, "\x0a\x01a"),
+			contentType: protoContentType,
+			wantErr:     fmt.Sprintf("cannot decode protobuf metrics: message 0 claims %d bytes, more than the limit of %d bytes", uint64(math.MaxInt64), DefaultMaxBodyBytes),
+		},
+		"ProtobufPrefixMaxUint64": {
+			reason:      "The largest prefix a varint can hold is refused too.",
+			body:        lengthPrefix(math.MaxUint64, ""),
+			contentType: protoContentType,
+			wantErr:     fmt.Sprintf("cannot decode protobuf metrics: message 0 claims %d bytes, more than the limit of %d bytes", uint64(math.MaxUint64), DefaultMaxBodyBytes),
+		},
+		"ProtobufPrefixOneTiB": {
+			reason:      "A 1 TiB prefix would have expfmt allocate 1 TiB; it is refused.",
+			body:        lengthPrefix(1<<40, "\x0a\x01a"),
+			contentType: protoContentType,
+			wantErr:     fmt.Sprintf("cannot decode protobuf metrics: message 0 claims %d bytes, more than the limit of %d bytes", uint64(1<<40), DefaultMaxBodyBytes),
+		},
+		"ProtobufPrefixJustAboveLimit": {
+			reason:      "A prefix one byte above the body limit is refused by the limit.",
+			body:        lengthPrefix(uint64(DefaultMaxBodyBytes)+1, "\x0a\x01a"),
+			contentType: protoContentType,
+			wantErr:     fmt.Sprintf("cannot decode protobuf metrics: message 0 claims %d bytes, more than the limit of %d bytes", DefaultMaxBodyBytes+1, DefaultMaxBodyBytes),
+		},
+		"ProtobufPrefixAtLimitShortBody": {
+			reason:      "A prefix within the limit but beyond the body is refused before its buffer is allocated.",
+			body:        lengthPrefix(uint64(DefaultMaxBodyBytes), "\x0a\x01a"),
+			contentType: protoContentType,
+			wantErr:     fmt.Sprintf("cannot decode protobuf metrics: message 0 claims %d bytes, but the body ends 3 bytes later", DefaultMaxBodyBytes),
+		},
+		"ProtobufTruncated": {
+			reason:      "A valid body cut inside its last message is an error, not a body without that family.",
+			body:        truncated,
+			contentType: protoContentType,
+			wantErr:     truncatedErr,
+		},
+		"ProtobufZeroLength": {
+			reason:      "A zero-length message names no gauge and is skipped, as every other family is.",
+			body:        lengthPrefix(0, "") + protoBody(t, metricsText("0", "0")),
+			contentType: protoContentType,
+		},
+		"ProtobufOtherFamilySkipped": {
+			reason:      "Another family is not decoded, so its contents, valid or not, do not matter.",
+			body:        protoFamily(t, &dto.MetricFamily{Name: proto.String("firebolt_other"), Metric: []*dto.Metric{{Label: []*dto.LabelPair{{Name: proto.String("l"), Value: proto.String("\xff")}}}}}) + protoBody(t, metricsText("4", "0")),
+			contentType: protoContentType,
+			want:        Queries{Running: 4},
+		},
+		"ProtobufGaugeMessagesOverBudget": {
+			reason:      "The messages naming the gauges are decoded only up to maxGaugeBytes; more is refused, not decoded.",
+			body:        protoFamily(t, &dto.MetricFamily{Name: proto.String(RunningQueriesMetric), Metric: make([]*dto.Metric, maxGaugeBytes/2)}) + protoBody(t, metricsText("0", "0")),
+			contentType: protoContentType,
+			wantErr:     "cannot decode protobuf metrics: the messages naming firebolt_running_queries and firebolt_suspended_queries exceed 65536 bytes",
+		},
+		"ProtobufUnterminatedVarint": {
+			reason:      "A prefix that never ends is garbage.",
+			body:        strings.Repeat("\xff", 12),
+			contentType: protoContentType,
+			wantErr:     "cannot decode protobuf metrics: cannot decode the length of message 0: ",
+		},
+		"ProtobufGarbage": {
+			reason:      "A message that is not a MetricFamily is garbage.",
+			body:        lengthPrefix(5, "\xff\xff\xff\xff\xff"),
+			contentType: protoContentType,
+			wantErr:     "cannot decode protobuf metrics: cannot decode message 0: ",
+		},
+		"ProtobufInvalidLabelValue": {
+			reason: "A gauge's label value that is not UTF-8 is refused, as expfmt refuses it.",
+			body: protoFamily(t, &dto.MetricFamily{
+				Name:   proto.String(RunningQueriesMetric),
+				Type:   dto.MetricType_GAUGE.Enum(),
+				Metric: []*dto.Metric{{Label: []*dto.LabelPair{{Name: proto.String("l"), Value: proto.String("\xff")}}, Gauge: &dto.Gauge{Value: proto.Float64(1)}}},
+			}) + protoBody(t, metricsText("0", "0")),
+			contentType: protoContentType,
+			wantErr:     `cannot decode protobuf metrics: invalid message 0: invalid label value "\xff"`,
+		},
+		"BodyOverLimit": {
+			reason:      "A body longer than the limit is refused whole, whatever its format.",
+			body:        metricsText("0", "0") + "#" + strings.Repeat("x", int(DefaultMaxBodyBytes)) + "\n",
+			contentType: textPlain,
+			wantErr:     fmt.Sprintf("metrics body of %d bytes exceeds the limit of %d bytes", len(metricsText("0", "0"))+int(DefaultMaxBodyBytes)+2, DefaultMaxBodyBytes),
+		},
 		"RunningMissing": {
 			reason:      "A body without the running gauge is an error, not drained.",
 			body:        "# TYPE firebolt_suspended_queries gauge\nfirebolt_suspended_queries 0\n",
@@ -137,22 +256,40 @@ func parseCases(t testing.TB) map[string]parseCase {
 			wantErr:     "metric firebolt_running_queries overflows: its samples sum to +Inf",
 		},
 		"Garbage": {
-			reason:      "Something that is not an exposition is an error.",
+			reason:      "Something that is not an exposition names neither gauge: missing, so failing.",
 			body:        "<html>oops</html>\n",
 			contentType: "text/html",
-			wantErr:     "cannot decode text metrics: text format parsing error in line 1: invalid metric name",
+			wantErr:     "metric firebolt_running_queries missing",
+		},
+		"GarbageAroundTheGauges": {
+			reason:      "Lines that name neither gauge are not parsed, as the original read only its two gauges' lines.",
+			body:        "<html>oops</html>\n" + metricsText("2", "0") + "{{{\n",
+			contentType: textPlain,
+			want:        Queries{Running: 2},
+		},
+		"TextGaugeLinesOverBudget": {
+			reason:      "The lines naming the gauges are decoded only up to maxGaugeBytes; more is refused, not decoded.",
+			body:        strings.Repeat("firebolt_running_queries{a=\"x\"} 0\n", maxGaugeBytes/16) + metricsText("0", "0"),
+			contentType: textPlain,
+			wantErr:     "the lines naming firebolt_running_queries and firebolt_suspended_queries exceed 65536 bytes",
+		},
+		"TextManyOtherSamples": {
+			reason:      "Samples of other families cost no decoding, however many.",
+			body:        strings.Repeat("other{a=\"x\"} 1\n", maxGaugeBytes) + metricsText("0", "1"),
+			contentType: textPlain,
+			want:        Queries{Suspended: 1},
 		},
 		"Truncated": {
 			reason:      "A body cut mid-line is an error.",
 			body:        metricsText("0", "0") + "firebolt_running_queries{a=\"",
 			contentType: textPlain,
-			wantErr:     "cannot decode text metrics: text format parsing error in line 7: unexpected end of input stream",
+			wantErr:     "cannot decode the text lines naming the drain gauges: text format parsing error in line 7: unexpected end of input stream",
 		},
 		"DuplicateType": {
 			reason:      "Contradicting TYPE lines are an error.",
 			body:        "# TYPE firebolt_running_queries gauge\nfirebolt_running_queries 0\n# TYPE firebolt_running_queries counter\nfirebolt_suspended_queries 0\n",
 			contentType: textPlain,
-			wantErr:     "cannot decode text metrics: text format parsing error in line 3: second TYPE line for metric name \"firebolt_running_queries\", or TYPE reported after samples",
+			wantErr:     "cannot decode the text lines naming the drain gauges: text format parsing error in line 3: second TYPE line for metric name \"firebolt_running_queries\", or TYPE reported after samples",
 		},
 	}
 }
@@ -166,7 +303,7 @@ func TestParse(t *testing.T) {
 	}
 	for name, tc := range parseCases(t) {
 		t.Run(name, func(t *testing.T) {
-			q, err := Parse([]byte(tc.body), tc.contentType)
+			q, err := Parse([]byte(tc.body), tc.contentType, DefaultMaxBodyBytes)
 			got := want{q: q}
 			if err != nil {
 				got.err = err.Error()

@@ -163,8 +163,21 @@ type Scrape struct {
 	// +optional
 	MaxBodyBytes *int64 `json:"maxBodyBytes,omitempty"`
 
-	// Concurrency is how many pods are scraped at once. Default 16.
+	// Concurrency is how many pods one drain check scrapes at once.
+	// Default 16.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	Concurrency *int32 `json:"concurrency,omitempty"`
+
+	// MaxConcurrentScrapes bounds the scrapes in flight in the whole
+	// function process, across every engine of every namespace it serves,
+	// so many engines draining at once cannot open engines × concurrency
+	// connections; a check waits for a free slot within its
+	// overallTimeout. It also bounds the memory held by metrics bodies to
+	// maxConcurrentScrapes × maxBodyBytes. Compositions that set different
+	// values share one count, each scrape starting only while fewer than
+	// its own value are in flight. Default 64.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxConcurrentScrapes *int32 `json:"maxConcurrentScrapes,omitempty"`
 }

@@ -24,7 +24,11 @@ const (
 	DefaultOverallTimeout   = 10 * time.Second
 	DefaultMaxBodyBytes     = int64(1 << 20)
 	DefaultConcurrency      = 16
-	DefaultStableTTL        = time.Minute
+	// DefaultMaxConcurrentScrapes allows four drain checks at full
+	// concurrency at once and holds at most 64 MiB of bodies at the
+	// default body limit.
+	DefaultMaxConcurrentScrapes = 64
+	DefaultStableTTL            = time.Minute
 )
 
 // Resolved is an Input with every default applied and every value checked.
@@ -49,10 +53,11 @@ type Resolved struct {
 // ResolvedScrape holds the scrape bounds with defaults applied.
 // +kubebuilder:object:generate=false
 type ResolvedScrape struct {
-	PodTimeout     time.Duration
-	OverallTimeout time.Duration
-	MaxBodyBytes   int64
-	Concurrency    int
+	PodTimeout           time.Duration
+	OverallTimeout       time.Duration
+	MaxBodyBytes         int64
+	Concurrency          int
+	MaxConcurrentScrapes int
 }
 
 // Resolve applies the defaults to in and validates the result. A nil Input
@@ -78,10 +83,11 @@ func (in *Input) Resolve() (Resolved, error) {
 		EngineResourceBounds: corev1.ResourceList{},
 		MetricScrapeMode:     DefaultMetricScrapeMode,
 		Scrape: ResolvedScrape{
-			PodTimeout:     duration(&errs, spec.Child("scrape", "podTimeout"), s.Scrape.PodTimeout, DefaultPodTimeout),
-			OverallTimeout: duration(&errs, spec.Child("scrape", "overallTimeout"), s.Scrape.OverallTimeout, DefaultOverallTimeout),
-			MaxBodyBytes:   DefaultMaxBodyBytes,
-			Concurrency:    DefaultConcurrency,
+			PodTimeout:           duration(&errs, spec.Child("scrape", "podTimeout"), s.Scrape.PodTimeout, DefaultPodTimeout),
+			OverallTimeout:       duration(&errs, spec.Child("scrape", "overallTimeout"), s.Scrape.OverallTimeout, DefaultOverallTimeout),
+			MaxBodyBytes:         DefaultMaxBodyBytes,
+			Concurrency:          DefaultConcurrency,
+			MaxConcurrentScrapes: DefaultMaxConcurrentScrapes,
 		},
 		StableTTL: duration(&errs, spec.Child("stableTTL"), s.StableTTL, DefaultStableTTL),
 	}
@@ -113,6 +119,13 @@ func (in *Input) Resolve() (Resolved, error) {
 			errs = append(errs, field.Invalid(sc.Child("concurrency"), *p, "must be at least 1"))
 		}
 		r.Scrape.Concurrency = int(*p)
+	}
+	if p := s.Scrape.MaxConcurrentScrapes; p != nil {
+		if *p < 1 {
+			errs = append(errs, field.Invalid(sc.Child("maxConcurrentScrapes"), *p,
+				"must be at least 1: it is the number of metrics scrapes the function process runs at once, across all engines"))
+		}
+		r.Scrape.MaxConcurrentScrapes = int(*p)
 	}
 	if pt, ot := r.Scrape.PodTimeout, r.Scrape.OverallTimeout; pt > 0 && ot > 0 && pt > ot {
 		errs = append(errs, field.Invalid(sc.Child("podTimeout"), r.Scrape.PodTimeout.String(),

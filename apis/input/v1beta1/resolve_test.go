@@ -25,7 +25,7 @@ func defaults() Resolved {
 		},
 		EngineResourceBounds: corev1.ResourceList{},
 		MetricScrapeMode:     v1alpha1.MetricScrapeModeApiserverProxy,
-		Scrape:               ResolvedScrape{PodTimeout: 2 * time.Second, OverallTimeout: 10 * time.Second, MaxBodyBytes: 1048576, Concurrency: 16},
+		Scrape:               ResolvedScrape{PodTimeout: 2 * time.Second, OverallTimeout: 10 * time.Second, MaxBodyBytes: 1048576, Concurrency: 16, MaxConcurrentScrapes: 64},
 		StableTTL:            time.Minute,
 	}
 }
@@ -75,7 +75,7 @@ func TestResolve(t *testing.T) {
 				},
 				EngineResourceBounds: ResourceBounds{MaxCPU: q("8"), MaxMemory: q("32Gi"), MaxEphemeralStorage: q("0")},
 				MetricScrapeMode:     "PodIP",
-				Scrape:               Scrape{PodTimeout: d("500ms"), OverallTimeout: d("500ms"), MaxBodyBytes: ptr.To(int64(4096)), Concurrency: ptr.To(int32(1))},
+				Scrape:               Scrape{PodTimeout: d("500ms"), OverallTimeout: d("500ms"), MaxBodyBytes: ptr.To(int64(4096)), Concurrency: ptr.To(int32(1)), MaxConcurrentScrapes: ptr.To(int32(500))},
 				StableTTL:            d("30s"),
 			}},
 			want: Resolved{
@@ -88,7 +88,7 @@ func TestResolve(t *testing.T) {
 				},
 				EngineResourceBounds: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi")},
 				MetricScrapeMode:     v1alpha1.MetricScrapeModePodIP,
-				Scrape:               ResolvedScrape{PodTimeout: 500 * time.Millisecond, OverallTimeout: 500 * time.Millisecond, MaxBodyBytes: 4096, Concurrency: 1},
+				Scrape:               ResolvedScrape{PodTimeout: 500 * time.Millisecond, OverallTimeout: 500 * time.Millisecond, MaxBodyBytes: 4096, Concurrency: 1, MaxConcurrentScrapes: 500},
 				StableTTL:            30 * time.Second,
 			},
 		},
@@ -165,6 +165,11 @@ func TestResolve(t *testing.T) {
 				return out
 			}()}}},
 			err: `spec.podSecurity.allowedHostPaths: Too many: 65: must have at most 64 items`,
+		},
+		"ZeroMaxConcurrentScrapes": {
+			reason: "The process-wide scrape bound must be at least 1, or no engine could ever drain.",
+			in:     &Input{Spec: InputSpec{Scrape: Scrape{MaxConcurrentScrapes: ptr.To(int32(0))}}},
+			err:    `spec.scrape.maxConcurrentScrapes: Invalid value: 0: must be at least 1: it is the number of metrics scrapes the function process runs at once, across all engines`,
 		},
 		"BadImage": {
 			reason: "Images must parse as references.",
