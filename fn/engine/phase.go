@@ -327,6 +327,32 @@ func (m *machine) cleaning() {
 	m.ttl = ttlProgress
 }
 
+// routing decides the generation the routing Service selects, and whether
+// it is returned at all. Once observed it is always returned: Crossplane
+// deletes what is left out, and users and the gateway reach the engine by
+// it. A phase that routes (m.route) decides; otherwise, with no generation
+// active, the Service is left as it is while the generation it selects
+// still has objects, since after a lost or stale status write those pods
+// may be the ones serving, and else selects the current generation, as the
+// original creates it with the first generation: it has no ready endpoints
+// until that generation's pods are ready, and switching moves it.
+func (m *machine) routing() (int, bool) {
+	if m.route >= 0 {
+		return m.route, true
+	}
+	n := m.next.CurrentGeneration
+	if obs := m.in.Observed[RoutingServiceKey]; obs != nil {
+		if g := routedGeneration(obs); g >= 0 && (g == n || m.generationExists(g)) {
+			return g, true
+		}
+		return n, true
+	}
+	if m.next.ActiveGeneration < 0 && m.emit[n] == emitAll {
+		return n, true
+	}
+	return -1, false
+}
+
 // render renders generation gen from the current spec. Only called when
 // canRender.
 func (m *machine) render(gen int) Recording {
@@ -409,9 +435,9 @@ func (m *machine) plan(now time.Time) Plan {
 	for gen, rec := range m.recorded {
 		keep[gen] = rec.encoded()
 	}
-	if m.route >= 0 {
+	if gen, ok := m.routing(); ok {
 		obs := m.in.Observed[RoutingServiceKey]
-		p.Resources[RoutingServiceKey] = DesiredObject{Object: RenderRoutingService(m.in.Engine, m.in.Namespace, m.route), Ready: obs != nil}
+		p.Resources[RoutingServiceKey] = DesiredObject{Object: RenderRoutingService(m.in.Engine, m.in.Namespace, gen), Ready: obs != nil}
 	}
 	if name, u, ok := classUsage(m.in); ok {
 		p.Resources[name] = u
