@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,7 +29,7 @@ func TestRecordingRoundTrip(t *testing.T) {
 	in := testInputs(t, "creating", 3, 2)
 	rec := renderFor(in, 3, in.Spec)
 
-	got := decodeRecording(v1alpha1.GenerationRendering{Generation: 3, Hash: rec.Hash, Objects: rec.Encoded})
+	got := decodeRecording(in.Engine, in.Namespace, v1alpha1.GenerationRendering{Generation: 3, Hash: rec.Hash, Objects: rec.Encoded})
 	if got.Err != nil {
 		t.Fatalf("decodeRecording: %v", got.Err)
 	}
@@ -64,16 +65,17 @@ func TestRecordingHashFollowsContent(t *testing.T) {
 
 func TestDecodeRecordingRejectsBadInput(t *testing.T) {
 	cases := map[string]string{
-		"NotBase64":      "%%%",
-		"NotGzip":        base64.StdEncoding.EncodeToString([]byte("plain")),
-		"NotJSON":        encodeRaw(t, []byte("{")),
-		"UnknownVersion": encodeRaw(t, []byte(`{"version":2,"objects":{"configMap":{},"headless":{},"statefulSet":{}}}`)),
-		"MissingObject":  encodeRaw(t, []byte(`{"version":1,"objects":{"configMap":{},"headless":{}}}`)),
-		"TooLarge":       encodeRaw(t, bytes.Repeat([]byte(" "), maxRecordingBytes+1)),
+		"NotBase64":       "%%%",
+		"NotGzip":         base64.StdEncoding.EncodeToString([]byte("plain")),
+		"NotJSON":         encodeRaw(t, []byte("{")),
+		"UnknownVersion":  encodeRaw(t, []byte(`{"version":2,"objects":{"configMap":{},"headless":{},"statefulSet":{}}}`)),
+		"MissingObject":   encodeRaw(t, []byte(`{"version":1,"objects":{"configMap":{},"headless":{}}}`)),
+		"TooLarge":        encodeRaw(t, bytes.Repeat([]byte(" "), maxRecordingBytes+1)),
+		"EncodedTooLarge": strings.Repeat("A", maxEncodedRecordingBytes+4),
 	}
 	for name, enc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := decodeRecording(v1alpha1.GenerationRendering{Generation: 1, Hash: "h", Objects: enc})
+			got := decodeRecording("demo", "firebolt", v1alpha1.GenerationRendering{Generation: 1, Hash: "h", Objects: enc})
 			if got.Err == nil || got.usable() {
 				t.Errorf("decodeRecording(%s): want an unusable recording with an error, got err=%v usable=%v", name, got.Err, got.usable())
 			}
@@ -88,7 +90,7 @@ func TestUndecodableRecordingIsNotWrittenBack(t *testing.T) {
 	in := stableAt(t, 0, baseSpec())
 	broken := v1alpha1.GenerationRendering{Generation: 0, Hash: in.Renderings[0].Hash, Objects: "%%%"}
 	in.Status.Renderings = []v1alpha1.GenerationRendering{broken}
-	in.Renderings = decodeRecordings(in.Status.Renderings)
+	in.Renderings = decodeRecordings(in.Engine, in.Namespace, in.Status.Renderings)
 
 	p := Compute(in, Signals{}, testNow)
 	want := []v1alpha1.GenerationRendering{{Generation: 1, Hash: renderFor(in, 1, in.Spec).Hash, Objects: renderFor(in, 1, in.Spec).Encoded}}

@@ -611,8 +611,8 @@ func (s *sim) check(pre v1alpha1.FireboltEngineStatus) {
 		recreate := spec.Rollout == v1alpha1.RolloutRecreate
 		unchecked := spec.DrainCheckEnabled != nil && !*spec.DrainCheckEnabled
 		if !drained && !recreate && !unchecked {
-			s.fail("step %d: draining -> cleaning of generation %v without a drained verdict (verdict %+v), rollout %q, drain check enabled %v",
-				s.step, pre.DrainingGeneration, s.drainVerdict, spec.Rollout, spec.DrainCheckEnabled)
+			s.fail("step %d: draining -> cleaning of generation %d without a drained verdict (verdict %+v), rollout %q, drain check enabled %v",
+				s.step, ptrValue(pre.DrainingGeneration), s.drainVerdict, spec.Rollout, spec.DrainCheckEnabled)
 		}
 	}
 	if st.Phase == "stable" || st.Phase == "stopped" {
@@ -717,4 +717,11 @@ type simEvents struct{ s *sim }
 
 func (e simEvents) Warnings(context.Context, string, types.UID) ([]corev1.Event, error) {
 	return e.s.warning, nil
+}
+
+func ptrValue(p *int) int {
+	if p == nil {
+		return -1
+	}
+	return *p
 }
