@@ -140,7 +140,7 @@ func TestRunFunctionRejectsTamperedRecordings(t *testing.T) {
 		},
 		"GzipBomb": {
 			tamper: func(t *testing.T, r *structpb.Struct, _ storedDoc) {
-				r.Fields["objects"] = structpb.NewStringValue(gz(t, io.LimitReader(zeros{}, 256<<20)))
+				r.Fields["objects"] = structpb.NewStringValue(gz(t, io.LimitReader(zeros{}, 64<<20)))
 			},
 			why: "decompressed rendering exceeds",
 		},
@@ -156,7 +156,7 @@ func TestRunFunctionRejectsTamperedRecordings(t *testing.T) {
 
 			c := condition(rsp, engine.TypeRenderingsVerified)
 			if c == nil || c.GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || c.GetReason() != engine.ReasonRecordingRejected {
-				t.Fatalf("want RenderingsVerified False/RecordingRejected, got %v", c)
+				t.Errorf("want RenderingsVerified False/RecordingRejected, got %v", c)
 			}
 			if !strings.Contains(c.GetMessage(), "generation 0:") || !strings.Contains(c.GetMessage(), tc.why) || len(c.GetMessage()) > 1024 {
 				t.Errorf("condition message should name generation 0 and %q within 1 KiB, got (%d bytes) %q", tc.why, len(c.GetMessage()), c.GetMessage())
@@ -188,7 +188,10 @@ func TestRunFunctionRejectsTamperedRecordings(t *testing.T) {
 					t.Errorf("the rejected recording was written back to status")
 				}
 			}
-			if alloc > 64<<20 {
+			// The call itself allocates ~2 MiB; a bomb adds at most what
+			// reading up to the 4 MiB decompression bound takes.
+			t.Logf("RunFunction allocated %d KiB", alloc>>10)
+			if alloc > 20<<20 {
 				t.Errorf("RunFunction allocated %d MiB", alloc>>20)
 			}
 		})
