@@ -70,8 +70,19 @@ func TestRoutingService(t *testing.T) {
 			want: want{Present: true, Route: 0},
 		},
 		"KeptAfterALostStatusWrite": {
-			reason: "The status says no generation is active, but the Service selects live, ready pods: they may be " +
-				"serving, so the selector stays until switching moves it to a ready generation.",
+			reason: "The switch's status write was lost: the status still says switching with no active generation, " +
+				"and the Service already selects the new generation; it stays, and the next write records it active.",
+			in: func(t *testing.T) Inputs {
+				in := testInputs(t, v1alpha1.EnginePhaseSwitching, 0, -1)
+				withGeneration(&in, 0, baseSpec(), pods{2, 2})
+				withRoute(&in, 0)
+				return in
+			},
+			want: want{Present: true, Route: 0},
+		},
+		"KeptWhileTheFirstGenerationIsReplaced": {
+			reason: "No generation is active, but the Service selects live, ready pods of an abandoned generation: " +
+				"they may be serving, so the selector stays while they exist, and only switching moves it to a ready generation.",
 			in: func(t *testing.T) Inputs {
 				in := testInputs(t, "creating", 1, -1)
 				withGeneration(&in, 0, baseSpec(), pods{2, 2})
