@@ -164,11 +164,16 @@ func decodeObjects(s string) (GenerationObjects, error) {
 // generation is treated as having no recording.
 func decodeRecordings(engine, namespace string, rs []v1alpha1.GenerationRendering) map[int]Recording {
 	out := make(map[int]Recording, min(len(rs), maxRecordings))
-	for i, r := range rs {
-		if i >= maxRecordings {
-			out[r.Generation] = Recording{Generation: r.Generation, Hash: r.Hash, Err: errors.Errorf("status holds more than %d renderings", maxRecordings)}
-			continue
+	if len(rs) > maxRecordings {
+		// More than a rollout ever records: none of them is trusted, and
+		// the excess is not even looked at.
+		for _, r := range rs[:maxRecordings] {
+			out[r.Generation] = Recording{Generation: r.Generation, Hash: r.Hash,
+				Err: errors.Errorf("status holds %d renderings, at most %d are ever recorded", len(rs), maxRecordings)}
 		}
+		return out
+	}
+	for _, r := range rs {
 		out[r.Generation] = decodeRecording(engine, namespace, r)
 	}
 	return out
