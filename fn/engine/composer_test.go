@@ -105,6 +105,7 @@ func TestRunFunction(t *testing.T) {
 		probes int
 	}{
 		"first-reconcile":  {request: "new"},
+		"first-generation": {request: "first-generation"},
 		"creating":         {request: "creating", events: stuck},
 		"switching":        {request: "switching"},
 		"draining-busy":    {request: "draining", verdict: busy, probes: 1},

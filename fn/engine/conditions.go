@@ -18,6 +18,14 @@ const (
 	TypeInstanceReady = "InstanceReady"
 )
 
+// RenderingsVerified says whether status.renderings could be trusted. It
+// is only reported once a recording has been rejected.
+const (
+	TypeRenderingsVerified   = "RenderingsVerified"
+	ReasonRenderingsVerified = "RenderingsVerified"
+	ReasonRecordingRejected  = "RecordingRejected"
+)
+
 // Condition reasons.
 const (
 	ReasonEngineReady            = "EngineReady"

@@ -76,6 +76,11 @@ func rollout(t *testing.T) []fixture {
 	delete(s.xr.Object, "status")
 	capture("new")
 
+	// The call that creates the first generation's objects and, with them,
+	// the routing Service selecting it.
+	until("generation 0 recorded", func() bool { return len(s.Status().Renderings) == 1 })
+	capture("first-generation")
+
 	until("stable", phase(v1alpha1.EnginePhaseStable))
 	s.Step()
 	capture("stable")

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -42,6 +43,10 @@ type Inputs struct {
 	// Observed are the observed composed resources by
 	// composition-resource-name.
 	Observed map[resource.Name]*unstructured.Unstructured
+
+	// RenderingsVerified is the composite's RenderingsVerified condition
+	// as observed; nil when it has none.
+	RenderingsVerified *Condition
 
 	Instance InstanceRef
 	Class    ClassRef
@@ -105,7 +110,8 @@ func Read(req *fnv1.RunFunctionRequest, cfg v1beta1.Resolved) (Inputs, error) {
 	if err := decodeField(u.Object, "status", &in.Status); err != nil {
 		return Inputs{}, errors.Wrap(err, "cannot decode composite status")
 	}
-	in.Renderings = decodeRecordings(in.Status.Renderings)
+	in.Renderings = decodeRecordings(in.Engine, in.Namespace, in.Status.Renderings)
+	in.RenderingsVerified = observedCondition(u.Object, TypeRenderingsVerified)
 
 	ocds, err := request.GetObservedComposedResources(req)
 	if err != nil {
@@ -174,4 +180,19 @@ func decodeField(obj map[string]any, key string, out any) error {
 		return err
 	}
 	return json.Unmarshal(b, out)
+}
+
+// observedCondition reads one condition of the observed composite's
+// status; nil when it is absent or unreadable.
+func observedCondition(obj map[string]any, typ string) *Condition {
+	cs, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
+	for _, c := range cs {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != typ {
+			continue
+		}
+		str := func(k string) string { v, _ := m[k].(string); return v }
+		return &Condition{Type: typ, Status: metav1.ConditionStatus(str("status")), Reason: str("reason"), Message: str("message")}
+	}
+	return nil
 }

@@ -329,6 +329,32 @@ func (m *machine) cleaning() {
 	m.ttl = ttlProgress
 }
 
+// routing decides the generation the routing Service selects, and whether
+// it is returned at all. Once observed it is always returned: Crossplane
+// deletes what is left out, and users and the gateway reach the engine by
+// it. A phase that routes (m.route) decides; otherwise, with no generation
+// active, the Service is left as it is while the generation it selects
+// still has objects, since after a lost or stale status write those pods
+// may be the ones serving, and else selects the current generation, as the
+// original creates it with the first generation: it has no ready endpoints
+// until that generation's pods are ready, and switching moves it.
+func (m *machine) routing() (int, bool) {
+	if m.route >= 0 {
+		return m.route, true
+	}
+	n := m.next.CurrentGeneration
+	if obs := m.in.Observed[RoutingServiceKey]; obs != nil {
+		if g := routedGeneration(obs); g >= 0 && (g == n || m.generationExists(g)) {
+			return g, true
+		}
+		return n, true
+	}
+	if m.next.ActiveGeneration < 0 && m.emit[n] == emitAll {
+		return n, true
+	}
+	return -1, false
+}
+
 // render renders generation gen from the current spec. Only called when
 // canRender.
 func (m *machine) render(gen int) Recording {
@@ -384,6 +410,7 @@ func (m *machine) plan(now time.Time) Plan {
 	}
 
 	keep := map[int]Recording{}
+	unrecorded := false
 	for gen, mode := range m.emit {
 		rec, hasRec := m.in.Renderings[gen]
 		hasRec = hasRec && rec.usable()
@@ -402,6 +429,7 @@ func (m *machine) plan(now time.Time) Plan {
 				obj = deepCopy(rec.Objects.bySuffix(s))
 			case obs != nil:
 				obj = sanitized(obs)
+				unrecorded = true
 			default:
 				continue
 			}
@@ -411,9 +439,9 @@ func (m *machine) plan(now time.Time) Plan {
 	for gen, rec := range m.recorded {
 		keep[gen] = rec.encoded()
 	}
-	if m.route >= 0 {
+	if gen, ok := m.routing(); ok {
 		obs := m.in.Observed[RoutingServiceKey]
-		p.Resources[RoutingServiceKey] = DesiredObject{Object: RenderRoutingService(m.in.Engine, m.in.Namespace, m.route), Ready: obs != nil}
+		p.Resources[RoutingServiceKey] = DesiredObject{Object: RenderRoutingService(m.in.Engine, m.in.Namespace, gen), Ready: obs != nil}
 	}
 	if name, u, ok := classUsage(m.in); ok {
 		p.Resources[name] = u
@@ -424,8 +452,44 @@ func (m *machine) plan(now time.Time) Plan {
 
 	ready := engineReady(m.readyFacts())
 	p.Conditions = []Condition{ready, instanceReady(m.instance)}
+	if c, ok := renderingsVerified(m.in, unrecorded); ok {
+		p.Conditions = append(p.Conditions, c)
+		if c.Reason == ReasonRecordingRejected && c.Message != valueOf(m.in.RenderingsVerified).Message {
+			p.Results = append(p.Results, Result{Severity: SeverityWarning, Reason: ReasonRecordingRejected, Message: c.Message})
+		}
+	}
 	p.Ready = ready.Status == metav1.ConditionTrue
 	return p
+}
+
+// renderingsVerified is the RenderingsVerified condition: False while a
+// rejected recording is in effect, that is on the call that rejects it and
+// for as long as a generation is still reproduced from its observed objects
+// (the rejected recording itself leaves the status at once). It is reported
+// True again afterwards, and not at all by an engine that never had a
+// recording rejected.
+func renderingsVerified(in Inputs, unrecorded bool) (Condition, bool) {
+	if msg := rejectedRecordings(in.Renderings); msg != "" {
+		return Condition{Type: TypeRenderingsVerified, Status: metav1.ConditionFalse, Reason: ReasonRecordingRejected, Message: msg}, true
+	}
+	prev := in.RenderingsVerified
+	if prev == nil {
+		return Condition{}, false
+	}
+	if prev.Status == metav1.ConditionFalse && prev.Reason == ReasonRecordingRejected && unrecorded {
+		return Condition{Type: TypeRenderingsVerified, Status: metav1.ConditionFalse, Reason: ReasonRecordingRejected,
+			Message: capMessage(prev.Message, maxRecordingMessage)}, true
+	}
+	return Condition{Type: TypeRenderingsVerified, Status: metav1.ConditionTrue, Reason: ReasonRenderingsVerified,
+		Message: "every generation is reproduced from a verified recording"}, true
+}
+
+func valueOf[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 func (m *machine) objectReady(gen int, suffix string, obs *unstructured.Unstructured) bool {
@@ -517,27 +581,15 @@ func classUsage(in Inputs) (resource.Name, DesiredObject, bool) {
 
 // frozen is the plan for a composite without claim labels: the function
 // cannot name or place anything, so it keeps whatever exists exactly as it
-// is and says why.
+// is and says why. Without the engine's name no recording can be verified,
+// so the objects are the observed ones and the status, recordings
+// included, is kept unchanged for when the labels are back.
 func frozen(in Inputs, now time.Time) Plan {
 	p := Plan{Resources: map[resource.Name]DesiredObject{}, TTL: in.Config.StableTTL}
-	keep := map[int]Recording{}
 	for name, obs := range in.Observed {
-		var obj map[string]any
-		reproduced := false
-		if gen, suffix, ok := parseResourceName(name); ok {
-			if rec, ok := in.Renderings[gen]; ok && rec.usable() {
-				obj, reproduced = deepCopy(rec.Objects.bySuffix(suffix)), true
-				keep[gen] = rec
-			}
-		}
-		if !reproduced {
-			obj = sanitized(obs)
-		}
-		p.Resources[name] = DesiredObject{Object: obj, Ready: true}
+		p.Resources[name] = DesiredObject{Object: sanitized(obs), Ready: true}
 	}
-	next := in.Status
-	next.Renderings = statusRenderings(keep)
-	p.Status = withLastReconciled(in.Status, next, now)
+	p.Status = withLastReconciled(in.Status, in.Status, now)
 	p.Conditions = []Condition{{
 		Type: TypeEngineReady, Status: metav1.ConditionFalse, Reason: ReasonClaimLabelsMissing,
 		Message: fmt.Sprintf("composite %s has no %s and %s labels: create engines through a FireboltEngine claim", in.Composite.Name, LabelClaimName, LabelClaimNamespace),

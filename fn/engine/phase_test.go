@@ -121,7 +121,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			want: summary{
 				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 3, Renderings: []int{0},
-				Resources: gen(0, false, false), Route: -1,
+				Resources: merge(gen(0, false, false), route(false)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
 			},
 		},
@@ -133,7 +133,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			want: summary{
 				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 3, Renderings: []int{0},
-				Resources: gen(0, false, true), Route: -1,
+				Resources: merge(gen(0, false, true), route(false)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
 			},
 		},
@@ -145,7 +145,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			want: summary{
 				Phase: "switching", Current: 0, Active: -1, ObservedGeneration: 3, Renderings: []int{0},
-				Resources: gen(0, true, true), Route: -1,
+				Resources: merge(gen(0, true, true), route(false)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: time.Second,
 			},
 		},

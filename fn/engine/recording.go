@@ -21,10 +21,18 @@ import (
 // version it may find in a live composite's status.
 const recordingVersion = 1
 
-// maxRecordingBytes bounds a decompressed recording. A generation's three
-// objects are a few KiB; the bound only stops a corrupted status from
-// exhausting memory.
-const maxRecordingBytes = 8 << 20
+// Bounds of a stored recording. A generation's three objects are a few KiB
+// and the whole composite, status included, fits etcd's 1.5 MiB; the bounds
+// only stop a corrupted or hostile status from exhausting memory: the
+// encoded form is measured before it is decoded, and decompression stops
+// one byte past maxRecordingBytes, so a gzip bomb allocates no more.
+const (
+	maxEncodedRecordingBytes = 2 << 20
+	maxRecordingBytes        = 4 << 20
+	// maxRecordings is the schema's MaxItems of status.renderings; more
+	// are not decoded at all.
+	maxRecordings = 3
+)
 
 // GenerationObjects are one generation's objects as rendered, each as the
 // unstructured content that is returned to Crossplane.
@@ -102,19 +110,26 @@ func (r Recording) encoded() Recording {
 	return r
 }
 
-// decodeRecording reverses record.
-func decodeRecording(r v1alpha1.GenerationRendering) Recording {
+// decodeRecording reverses record, and accepts the result only if it is
+// what engine's generation would have been rendered as: see
+// verifyRecording.
+func decodeRecording(engine, namespace string, r v1alpha1.GenerationRendering) Recording {
 	out := Recording{Generation: r.Generation, Hash: r.Hash, Encoded: r.Objects}
 	objs, err := decodeObjects(r.Objects)
-	if err != nil {
-		out.Err = errors.Wrapf(err, "cannot decode the recorded rendering of generation %d", r.Generation)
-		return out
+	if err == nil {
+		out.Objects = objs
+		err = verifyRecording(engine, namespace, out)
 	}
-	out.Objects = objs
+	if err != nil {
+		return Recording{Generation: r.Generation, Hash: r.Hash, Err: err}
+	}
 	return out
 }
 
 func decodeObjects(s string) (GenerationObjects, error) {
+	if len(s) > maxEncodedRecordingBytes {
+		return GenerationObjects{}, errors.Errorf("encoded rendering exceeds %d bytes", maxEncodedRecordingBytes)
+	}
 	z, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
 		return GenerationObjects{}, errors.Wrap(err, "cannot decode base64")
@@ -144,11 +159,22 @@ func decodeObjects(s string) (GenerationObjects, error) {
 	return o, nil
 }
 
-// decodeRecordings decodes status.renderings by generation.
-func decodeRecordings(rs []v1alpha1.GenerationRendering) map[int]Recording {
-	out := make(map[int]Recording, len(rs))
+// decodeRecordings decodes and verifies engine's status.renderings by
+// generation. A rejected recording keeps its Err and no objects, so its
+// generation is treated as having no recording.
+func decodeRecordings(engine, namespace string, rs []v1alpha1.GenerationRendering) map[int]Recording {
+	out := make(map[int]Recording, min(len(rs), maxRecordings))
+	if len(rs) > maxRecordings {
+		// More than a rollout ever records: none of them is trusted, and
+		// the excess is not even looked at.
+		for _, r := range rs[:maxRecordings] {
+			out[r.Generation] = Recording{Generation: r.Generation, Hash: r.Hash,
+				Err: errors.Errorf("status holds %d renderings, at most %d are ever recorded", len(rs), maxRecordings)}
+		}
+		return out
+	}
 	for _, r := range rs {
-		out[r.Generation] = decodeRecording(r)
+		out[r.Generation] = decodeRecording(engine, namespace, r)
 	}
 	return out
 }
@@ -158,6 +184,9 @@ func decodeRecordings(rs []v1alpha1.GenerationRendering) map[int]Recording {
 func statusRenderings(rs map[int]Recording) []v1alpha1.GenerationRendering {
 	out := make([]v1alpha1.GenerationRendering, 0, len(rs))
 	for _, r := range rs {
+		if r.Err != nil {
+			continue
+		}
 		out = append(out, v1alpha1.GenerationRendering{Generation: r.Generation, Hash: r.Hash, Objects: r.Encoded})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Generation < out[j].Generation })

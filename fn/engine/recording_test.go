@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )
@@ -28,7 +30,7 @@ func TestRecordingRoundTrip(t *testing.T) {
 	in := testInputs(t, "creating", 3, 2)
 	rec := renderFor(in, 3, in.Spec)
 
-	got := decodeRecording(v1alpha1.GenerationRendering{Generation: 3, Hash: rec.Hash, Objects: rec.Encoded})
+	got := decodeRecording(in.Engine, in.Namespace, v1alpha1.GenerationRendering{Generation: 3, Hash: rec.Hash, Objects: rec.Encoded})
 	if got.Err != nil {
 		t.Fatalf("decodeRecording: %v", got.Err)
 	}
@@ -64,16 +66,17 @@ func TestRecordingHashFollowsContent(t *testing.T) {
 
 func TestDecodeRecordingRejectsBadInput(t *testing.T) {
 	cases := map[string]string{
-		"NotBase64":      "%%%",
-		"NotGzip":        base64.StdEncoding.EncodeToString([]byte("plain")),
-		"NotJSON":        encodeRaw(t, []byte("{")),
-		"UnknownVersion": encodeRaw(t, []byte(`{"version":2,"objects":{"configMap":{},"headless":{},"statefulSet":{}}}`)),
-		"MissingObject":  encodeRaw(t, []byte(`{"version":1,"objects":{"configMap":{},"headless":{}}}`)),
-		"TooLarge":       encodeRaw(t, bytes.Repeat([]byte(" "), maxRecordingBytes+1)),
+		"NotBase64":       "%%%",
+		"NotGzip":         base64.StdEncoding.EncodeToString([]byte("plain")),
+		"NotJSON":         encodeRaw(t, []byte("{")),
+		"UnknownVersion":  encodeRaw(t, []byte(`{"version":2,"objects":{"configMap":{},"headless":{},"statefulSet":{}}}`)),
+		"MissingObject":   encodeRaw(t, []byte(`{"version":1,"objects":{"configMap":{},"headless":{}}}`)),
+		"TooLarge":        encodeRaw(t, bytes.Repeat([]byte(" "), maxRecordingBytes+1)),
+		"EncodedTooLarge": strings.Repeat("A", maxEncodedRecordingBytes+4),
 	}
 	for name, enc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := decodeRecording(v1alpha1.GenerationRendering{Generation: 1, Hash: "h", Objects: enc})
+			got := decodeRecording("demo", "firebolt", v1alpha1.GenerationRendering{Generation: 1, Hash: "h", Objects: enc})
 			if got.Err == nil || got.usable() {
 				t.Errorf("decodeRecording(%s): want an unusable recording with an error, got err=%v usable=%v", name, got.Err, got.usable())
 			}
@@ -88,7 +91,7 @@ func TestUndecodableRecordingIsNotWrittenBack(t *testing.T) {
 	in := stableAt(t, 0, baseSpec())
 	broken := v1alpha1.GenerationRendering{Generation: 0, Hash: in.Renderings[0].Hash, Objects: "%%%"}
 	in.Status.Renderings = []v1alpha1.GenerationRendering{broken}
-	in.Renderings = decodeRecordings(in.Status.Renderings)
+	in.Renderings = decodeRecordings(in.Engine, in.Namespace, in.Status.Renderings)
 
 	p := Compute(in, Signals{}, testNow)
 	want := []v1alpha1.GenerationRendering{{Generation: 1, Hash: renderFor(in, 1, in.Spec).Hash, Objects: renderFor(in, 1, in.Spec).Encoded}}
@@ -97,5 +100,82 @@ func TestUndecodableRecordingIsNotWrittenBack(t *testing.T) {
 	}
 	if diff := cmp.Diff(sanitized(in.Observed["g0-statefulset"]), p.Resources["g0-statefulset"].Object); diff != "" {
 		t.Errorf("g0-statefulset should be the sanitised observed object: -want, +got:\n%s", diff)
+	}
+}
+
+// TestDecodeRecordingsBoundsTheirCount: a status with more renderings than
+// a rollout ever records is not trusted, and only as many entries as may be
+// recorded are looked at.
+func TestDecodeRecordingsBoundsTheirCount(t *testing.T) {
+	in := testInputs(t, "creating", 3, 2)
+	honest := renderFor(in, 0, in.Spec)
+	rs := make([]v1alpha1.GenerationRendering, 1000)
+	for i := range rs {
+		rs[i] = v1alpha1.GenerationRendering{Generation: i, Hash: honest.Hash, Objects: honest.Encoded}
+	}
+	got := decodeRecordings(in.Engine, in.Namespace, rs)
+	if len(got) != maxRecordings {
+		t.Errorf("want %d entries, got %d", maxRecordings, len(got))
+	}
+	for g, r := range got {
+		if r.usable() || r.Err == nil {
+			t.Errorf("generation %d: want a rejected recording, got usable=%v err=%v", g, r.usable(), r.Err)
+		}
+	}
+	if ok := decodeRecordings(in.Engine, in.Namespace, rs[:1]); !ok[0].usable() {
+		t.Errorf("one honest recording should be usable: %v", ok[0].Err)
+	}
+}
+
+// TestVerifyRecording: each way a recording can differ from what its
+// generation would have been is rejected; the honest one is accepted.
+func TestVerifyRecording(t *testing.T) {
+	in := testInputs(t, "creating", 3, 2)
+	set := func(path ...string) func(GenerationObjects, any) {
+		return func(o GenerationObjects, v any) {
+			obj := o.bySuffix(path[0])
+			if v == nil {
+				unstructured.RemoveNestedField(obj, path[1:]...)
+				return
+			}
+			_ = unstructured.SetNestedField(obj, v, path[1:]...)
+		}
+	}
+	cases := map[string]struct {
+		mutate func(GenerationObjects, any)
+		value  any
+	}{
+		"OwnerReferences":        {set(suffixStatefulSet, "metadata", "ownerReferences"), []any{map[string]any{"kind": "Namespace", "name": "firebolt"}}},
+		"Finalizers":             {set(suffixConfig, "metadata", "finalizers"), []any{"example.com/never"}},
+		"ExtraLabel":             {set(suffixConfig, "metadata", "labels", "team"), "payroll"},
+		"SelectorExpressions":    {set(suffixStatefulSet, "spec", "selector", "matchExpressions"), []any{map[string]any{"key": "app", "operator": "Exists"}}},
+		"PodTemplateGeneration":  {set(suffixStatefulSet, "spec", "template", "metadata", "labels", LabelGeneration), "7"},
+		"ServiceName":            {set(suffixStatefulSet, "spec", "serviceName"), "payroll"},
+		"HeadlessSelector":       {set(suffixHeadless, "spec", "selector"), map[string]any{"app": "payroll"}},
+		"HeadlessIsLoadBalancer": {set(suffixHeadless, "spec", "type"), "LoadBalancer"},
+		"HeadlessHasAClusterIP":  {set(suffixHeadless, "spec", "clusterIP"), nil},
+		"OtherGeneration":        {set(suffixStatefulSet, "metadata", "name"), "demo-g4"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rec := renderFor(in, 3, in.Spec)
+			rec.Objects = GenerationObjects{ConfigMap: deepCopy(rec.Objects.ConfigMap), Headless: deepCopy(rec.Objects.Headless), StatefulSet: deepCopy(rec.Objects.StatefulSet)}
+			tc.mutate(rec.Objects, tc.value)
+			// A forger recomputes the hash: identity is checked regardless.
+			rec.Hash = record(3, rec.Objects).Hash
+			if err := verifyRecording(in.Engine, in.Namespace, rec); err == nil {
+				t.Errorf("verifyRecording accepted a recording with %s", name)
+			}
+		})
+	}
+	honest := renderFor(in, 3, in.Spec)
+	if err := verifyRecording(in.Engine, in.Namespace, honest); err != nil {
+		t.Errorf("honest recording rejected: %v", err)
+	}
+	if err := verifyRecording("other", in.Namespace, honest); err == nil {
+		t.Errorf("another engine's recording accepted")
+	}
+	if err := verifyRecording(in.Engine, in.Namespace, Recording{Generation: 4, Hash: honest.Hash, Objects: honest.Objects}); err == nil {
+		t.Errorf("generation 3's recording accepted as generation 4")
 	}
 }

@@ -100,6 +100,12 @@ type sim struct {
 	// this step.
 	observedReady map[int]bool
 
+	// activeBefore is the active generation the status held before this
+	// step; -1 before the first switch.
+	activeBefore int
+	// drainVerdict is the drain check's answer this step; nil when none ran.
+	drainVerdict *scrape.Verdict
+
 	history []string
 
 	lastReq    *fnv1.RunFunctionRequest
@@ -339,6 +345,11 @@ func (s *sim) Step() {
 	s.step++
 	pre := s.Status()
 	s.snapshotReady()
+	s.drainVerdict = nil
+	s.activeBefore = pre.ActiveGeneration
+	if pre.Phase == "" {
+		s.activeBefore = -1
+	}
 	req := s.Request()
 	var rsp *fnv1.RunFunctionResponse
 	for i := 0; ; i++ {
@@ -483,6 +494,12 @@ func (s *sim) delete(pre v1alpha1.FireboltEngineStatus, name resource.Name) {
 			s.fail("step %d: deleted draining generation %d in phase %s", s.step, g, pre.Phase)
 		}
 	}
+	if name == engine.RoutingServiceKey {
+		// Crossplane deletes what the function leaves out: the Service
+		// users and the gateway reach the engine by must outlive every
+		// phase, gate and lost write while the engine exists.
+		s.fail("step %d: deleted the routing Service in phase %s (active %d)", s.step, pre.Phase, pre.ActiveGeneration)
+	}
 	delete(s.objs, name)
 	s.everDeleted[name] = true
 }
@@ -514,7 +531,15 @@ func (s *sim) apply(name resource.Name, content map[string]any) {
 	}
 	if name == engine.RoutingServiceKey {
 		to := selectedGeneration(content)
-		if !exists || selectedGeneration(o.content) != to {
+		switch {
+		case !exists && s.activeBefore < 0:
+			// Created with the first generation, as the original: it has
+			// no endpoints until that generation's pods are ready.
+		case !exists || selectedGeneration(o.content) != to:
+			if from := selectedGeneration(o.content); exists && !s.hasStatefulSet(from) && s.activeBefore < 0 {
+				// Nothing served: the generation it selected is gone.
+				break
+			}
 			if !s.observedReady[to] {
 				s.fail("step %d: routing switched to generation %d whose pods were not observed ready", s.step, to)
 			}
@@ -540,6 +565,11 @@ func selectedGeneration(svc map[string]any) int {
 		return -1
 	}
 	return g
+}
+
+func (s *sim) hasStatefulSet(gen int) bool {
+	_, ok := s.objs[resource.Name(fmt.Sprintf("g%d-statefulset", gen))]
+	return ok
 }
 
 // generations lists the generations that have objects.
@@ -573,6 +603,18 @@ func (s *sim) check(pre v1alpha1.FireboltEngineStatus) {
 	default:
 		s.fail("step %d: invalid phase %q", s.step, st.Phase)
 	}
+	if pre.Phase == v1alpha1.EnginePhaseDraining && st.Phase == v1alpha1.EnginePhaseCleaning {
+		// An old generation is only cleaned once it has drained, or when
+		// the policy says not to wait for it.
+		spec := s.Spec()
+		drained := s.drainVerdict != nil && s.drainVerdict.Drained
+		recreate := spec.Rollout == v1alpha1.RolloutRecreate
+		unchecked := spec.DrainCheckEnabled != nil && !*spec.DrainCheckEnabled
+		if !drained && !recreate && !unchecked {
+			s.fail("step %d: draining -> cleaning of generation %d without a drained verdict (verdict %+v), rollout %q, drain check enabled %v",
+				s.step, ptrValue(pre.DrainingGeneration), s.drainVerdict, spec.Rollout, spec.DrainCheckEnabled)
+		}
+	}
 	if st.Phase == "stable" || st.Phase == "stopped" {
 		if st.CurrentGeneration != st.ActiveGeneration || st.DrainingGeneration != nil {
 			s.fail("step %d: terminal phase %s with current %d, active %d, draining %v", s.step, st.Phase, st.CurrentGeneration, st.ActiveGeneration, st.DrainingGeneration)
@@ -590,7 +632,9 @@ func (s *sim) check(pre v1alpha1.FireboltEngineStatus) {
 			s.fail("step %d: draining generation %d has no StatefulSet", s.step, *d)
 		}
 	}
-	if svc, ok := s.objs[engine.RoutingServiceKey]; ok {
+	// Before the first switch the Service may select a generation whose
+	// StatefulSet is not there yet (or was abandoned): nothing is served.
+	if svc, ok := s.objs[engine.RoutingServiceKey]; ok && st.ActiveGeneration >= 0 {
 		g := selectedGeneration(svc.content)
 		if _, ok := s.objs[resource.Name(fmt.Sprintf("g%d-statefulset", g))]; !ok {
 			s.fail("step %d: routing Service selects generation %d, which has no StatefulSet", s.step, g)
@@ -664,11 +708,20 @@ func (p simProber) Drain(_ context.Context, ns string, sel labels.Selector, _ sc
 	if st.Phase != v1alpha1.EnginePhaseDraining || st.DrainingGeneration == nil || strconv.Itoa(*st.DrainingGeneration) != g || ns != simNamespace {
 		p.s.fail("step %d: drain check of generation %s in %s while %s (draining %v)", p.s.step, g, ns, st.Phase, st.DrainingGeneration)
 	}
-	return p.s.verdict
+	v := p.s.verdict
+	p.s.drainVerdict = &v
+	return v
 }
 
 type simEvents struct{ s *sim }
 
 func (e simEvents) Warnings(context.Context, string, types.UID) ([]corev1.Event, error) {
 	return e.s.warning, nil
+}
+
+func ptrValue(p *int) int {
+	if p == nil {
+		return -1
+	}
+	return *p
 }

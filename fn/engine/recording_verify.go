@@ -1,0 +1,148 @@
+package engine
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/crossplane/function-sdk-go/errors"
+)
+
+// identity is what one of a generation's objects must be: its type, its
+// name and place, and its labels. It is derived from the engine, the
+// generation and the suffix with the renderer's own name and label
+// helpers, so it cannot drift from what is rendered.
+type identity struct {
+	APIVersion string
+	Kind       string
+	Name       string
+	Namespace  string
+	Labels     map[string]string
+}
+
+func generationIdentity(engine, namespace string, gen int, suffix string) identity {
+	id := identity{Namespace: namespace, Labels: generationLabels(engine, gen)}
+	switch suffix {
+	case suffixConfig:
+		id.APIVersion, id.Kind, id.Name = "v1", "ConfigMap", configMapName(engine, gen)
+	case suffixHeadless:
+		id.APIVersion, id.Kind, id.Name = "v1", "Service", headlessName(engine, gen)
+	case suffixStatefulSet:
+		id.APIVersion, id.Kind, id.Name = "apps/v1", "StatefulSet", statefulSetName(engine, gen)
+	}
+	return id
+}
+
+// renderedMetadata are the metadata fields a rendering sets. Anything else
+// (owner references, finalizers, generateName) was not rendered here.
+var renderedMetadata = map[string]bool{"name": true, "namespace": true, "labels": true, "annotations": true}
+
+// verifyRecording accepts a decoded recording only if replaying it cannot
+// do more than re-apply what this engine's generation would have been:
+// every object has its generation's kind, name, namespace and labels, the
+// StatefulSet and the headless Service select exactly the generation's pods,
+// and the hash is the hash of the content. Whoever can write the
+// composite's status must not be able to make Crossplane apply another
+// object, or adopt another engine's pods.
+func verifyRecording(engine, namespace string, r Recording) error {
+	if engine == "" || namespace == "" {
+		return errors.New("the composite has no claim labels to verify it against")
+	}
+	for _, s := range generationSuffixes {
+		if err := verifyIdentity(r.Objects.bySuffix(s), generationIdentity(engine, namespace, r.Generation, s)); err != nil {
+			return errors.Wrapf(err, "%s object", s)
+		}
+	}
+	want := generationLabels(engine, r.Generation)
+	sts, svc := r.Objects.StatefulSet, r.Objects.Headless
+	if sel, _, _ := unstructured.NestedStringMap(sts, "spec", "selector", "matchLabels"); !reflect.DeepEqual(sel, want) {
+		return errors.Errorf("statefulset selector %v, want %v", sel, want)
+	}
+	if _, ok, _ := unstructured.NestedFieldNoCopy(sts, "spec", "selector", "matchExpressions"); ok {
+		return errors.New("statefulset selector has matchExpressions")
+	}
+	tpl, _, _ := unstructured.NestedStringMap(sts, "spec", "template", "metadata", "labels")
+	for k, v := range want {
+		if tpl[k] != v {
+			return errors.Errorf("statefulset pod template label %s is %q, want %q", k, tpl[k], v)
+		}
+	}
+	if sn, _, _ := unstructured.NestedString(sts, "spec", "serviceName"); sn != headlessName(engine, r.Generation) {
+		return errors.Errorf("statefulset serviceName %q, want %q", sn, headlessName(engine, r.Generation))
+	}
+	if sel, _, _ := unstructured.NestedStringMap(svc, "spec", "selector"); !reflect.DeepEqual(sel, want) {
+		return errors.Errorf("headless selector %v, want %v", sel, want)
+	}
+	typ, _, _ := unstructured.NestedString(svc, "spec", "type")
+	ip, _, _ := unstructured.NestedString(svc, "spec", "clusterIP")
+	if typ != "ClusterIP" || ip != "None" {
+		return errors.Errorf("headless Service is type %q with clusterIP %q, want a headless ClusterIP Service", typ, ip)
+	}
+	if got := record(r.Generation, r.Objects).Hash; got != r.Hash {
+		return errors.Errorf("recorded hash %q does not match its content, which hashes to %q", r.Hash, got)
+	}
+	return nil
+}
+
+func verifyIdentity(obj map[string]any, want identity) error {
+	u := unstructured.Unstructured{Object: obj}
+	if u.GetAPIVersion() != want.APIVersion || u.GetKind() != want.Kind {
+		return errors.Errorf("is %s %s, want %s %s", u.GetAPIVersion(), u.GetKind(), want.APIVersion, want.Kind)
+	}
+	if u.GetNamespace() != want.Namespace || u.GetName() != want.Name {
+		return errors.Errorf("is %s/%s, want %s/%s", u.GetNamespace(), u.GetName(), want.Namespace, want.Name)
+	}
+	if l := u.GetLabels(); !reflect.DeepEqual(l, want.Labels) {
+		return errors.Errorf("has labels %v, want %v", l, want.Labels)
+	}
+	md, _ := obj["metadata"].(map[string]any)
+	for k := range md {
+		if !renderedMetadata[k] {
+			return errors.Errorf("sets metadata.%s, which no rendering sets", k)
+		}
+	}
+	return nil
+}
+
+// maxRecordingMessage caps the RecordingRejected message: its reasons quote
+// status content, which anyone who can write the status chooses.
+const maxRecordingMessage = 1024
+
+// rejectedRecordings describes the recordings of status.renderings that
+// were rejected, by generation, or "" when none was.
+func rejectedRecordings(rs map[int]Recording) string {
+	var gens []int
+	for g, r := range rs {
+		if r.Err != nil {
+			gens = append(gens, g)
+		}
+	}
+	if len(gens) == 0 {
+		return ""
+	}
+	sort.Ints(gens)
+	parts := make([]string, 0, len(gens))
+	for _, g := range gens {
+		parts = append(parts, fmt.Sprintf("generation %d: %v", g, rs[g].Err))
+	}
+	return capMessage("rejected the recorded rendering of "+strings.Join(parts, "; ")+
+		"; a rejected generation is treated as having no recording: its live objects are kept as observed, never replayed from status", maxRecordingMessage)
+}
+
+// capMessage truncates s to at most n bytes without splitting a UTF-8
+// sequence.
+func capMessage(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const ellipsis = "..."
+	cut := n - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
+}
