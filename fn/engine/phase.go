@@ -478,7 +478,7 @@ func renderingsVerified(in Inputs, unrecorded bool) (Condition, bool) {
 	}
 	if prev.Status == metav1.ConditionFalse && prev.Reason == ReasonRecordingRejected && unrecorded {
 		return Condition{Type: TypeRenderingsVerified, Status: metav1.ConditionFalse, Reason: ReasonRecordingRejected,
-			Message: capMessage(prev.Message, maxRecordingMessage)}, true
+			Message: BoundMessage(prev.Message)}, true
 	}
 	return Condition{Type: TypeRenderingsVerified, Status: metav1.ConditionTrue, Reason: ReasonRenderingsVerified,
 		Message: "every generation is reproduced from a verified recording"}, true

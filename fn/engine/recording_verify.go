@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -108,10 +107,6 @@ func verifyIdentity(obj map[string]any, want identity) error {
 	return nil
 }
 
-// maxRecordingMessage caps the RecordingRejected message: its reasons quote
-// status content, which anyone who can write the status chooses.
-const maxRecordingMessage = 1024
-
 // rejectedRecordings describes the recordings of status.renderings that
 // were rejected, by generation, or "" when none was.
 func rejectedRecordings(rs map[int]Recording) string {
@@ -129,20 +124,6 @@ func rejectedRecordings(rs map[int]Recording) string {
 	for _, g := range gens {
 		parts = append(parts, fmt.Sprintf("generation %d: %v", g, rs[g].Err))
 	}
-	return capMessage("rejected the recorded rendering of "+strings.Join(parts, "; ")+
-		"; a rejected generation is treated as having no recording: its live objects are kept as observed, never replayed from status", maxRecordingMessage)
-}
-
-// capMessage truncates s to at most n bytes without splitting a UTF-8
-// sequence.
-func capMessage(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const ellipsis = "..."
-	cut := n - len(ellipsis)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ellipsis
+	return BoundMessage("rejected the recorded rendering of " + strings.Join(parts, "; ") +
+		"; a rejected generation is treated as having no recording: its live objects are kept as observed, never replayed from status")
 }
