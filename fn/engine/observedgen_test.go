@@ -66,6 +66,17 @@ func TestObservedGeneration(t *testing.T) {
 			},
 			want: 2,
 		},
+		"OldGenerationStillObserved": {
+			reason: "Stable, but an object of the previous generation is still observed: not gone yet.",
+			in: func(t *testing.T) Inputs {
+				in := stableAt(t, 1, baseSpec())
+				withGeneration(&in, 0, baseSpec(), pods{2, 2})
+				delete(in.Renderings, 0)
+				in.Status.ObservedGeneration = 3
+				return in
+			},
+			want: 2,
+		},
 		"Draining": {
 			reason: "Draining: the old generation still exists.",
 			in: func(t *testing.T) Inputs {

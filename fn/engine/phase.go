@@ -176,7 +176,7 @@ func (m *machine) stable() {
 	m.emit[n] = emitAll
 	if rec, ok := m.in.Renderings[n]; ok && rec.usable() && rec.Hash == m.render(n).Hash {
 		m.next.Phase = terminalPhase(m.in.Spec)
-		m.inEffect = true
+		m.inEffect = m.onlyGeneration(n)
 		m.ttl = m.in.Config.StableTTL
 		return
 	}
@@ -356,6 +356,18 @@ func (m *machine) generationExists(gen int) bool {
 		}
 	}
 	return false
+}
+
+// onlyGeneration reports whether no object of a generation other than gen
+// is observed: an older generation Crossplane has not deleted yet still
+// serves the previous spec.
+func (m *machine) onlyGeneration(gen int) bool {
+	for name := range m.in.Observed {
+		if g, _, ok := parseResourceName(name); ok && g != gen {
+			return false
+		}
+	}
+	return true
 }
 
 // pods is generation gen's pod state, against the replica count its
