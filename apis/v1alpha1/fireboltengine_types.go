@@ -99,10 +99,15 @@ const (
 // FireboltEngineStatus is the observed state of an engine. Crossplane adds
 // the conditions.
 type FireboltEngineStatus struct {
-	// ObservedGeneration is the metadata.generation last accepted while
-	// stable or stopped.
+	// ObservedGeneration is the claim's metadata.generation whose spec is
+	// fully in effect: the engine is stable or stopped with that spec, the
+	// old generation drained and deleted. Lower while a rollout is under
+	// way, never higher. Crossplane copies it onto the claim, where kstatus
+	// (Flux, kubectl wait) and Argo CD compare it with the claim's own
+	// generation; the composite's generation plays no part. Always written,
+	// so that 0 reads as "nothing in effect yet" rather than as absent.
 	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	ObservedGeneration int64 `json:"observedGeneration"`
 
 	// CurrentGeneration is the latest blue-green generation allocated; the
 	// first is 0. Numbers run up to 999 and then wrap to 0, skipping any

@@ -54,9 +54,12 @@ type FireboltEngineClassSpec struct {
 // FireboltEngineClassStatus is the observed state of a class. Crossplane
 // adds the conditions.
 type FireboltEngineClassStatus struct {
-	// ObservedGeneration is the metadata.generation last observed.
+	// ObservedGeneration is the claim's metadata.generation whose spec the
+	// class holds and admits; lower while it does not, never higher.
+	// Crossplane copies it onto the claim, where kstatus and Argo CD compare
+	// it with the claim's own generation. Always written.
 	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	ObservedGeneration int64 `json:"observedGeneration"`
 
 	// BoundEngines counts the engines in the namespace that name this class.
 	// Not omitted when 0, so that the BOUND column reads 0.

@@ -188,6 +188,21 @@ const (
 // FireboltInstanceStatus is the observed state of an instance. Crossplane
 // adds the conditions.
 type FireboltInstanceStatus struct {
+	// ObservedGeneration is the claim's metadata.generation whose spec is
+	// fully in effect: every object composed from it and every workload
+	// rolled out and ready. Lower while it is not, never higher. Crossplane
+	// copies it onto the claim, where kstatus and Argo CD compare it with the
+	// claim's own generation. Always written.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration"`
+
+	// ComposedGeneration is the claim's metadata.generation whose spec the
+	// composed objects were last rendered from in full: recorded in the
+	// response that applies them, so a later call knows the observed
+	// objects are that spec's. Internal bookkeeping.
+	// +optional
+	ComposedGeneration int64 `json:"composedGeneration,omitempty"`
+
 	// Phase summarises the instance's state.
 	// +optional
 	Phase InstancePhase `json:"phase,omitempty"`

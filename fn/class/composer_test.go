@@ -49,24 +49,40 @@ func engine(name, class string) *fnv1.Resource {
 		"metadata": {"name": "` + name + `", "namespace": "firebolt"}, "spec": ` + spec + `}`)}
 }
 
-func enginesRequirement() *fnv1.Requirements {
-	ns := "firebolt"
-	return &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{"engines": {
-		ApiVersion: "compute.firebolt.io/v1alpha1",
-		Kind:       "FireboltEngine",
-		Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{}},
-		Namespace:  &ns,
-	}}}
+// claim is the class's own claim at generation gen: its generation lags
+// the composite's (4), which Crossplane's writes move on.
+func claim(gen int, template string) *fnv1.Resource {
+	return &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngineClass",
+		"metadata": {"name": "standard", "namespace": "firebolt", "generation": ` + strconv.Itoa(gen) + `},
+		"spec": {"template": ` + template + `, "resourceRef": {"name": "standard-9d2kw"}}}`)}
 }
 
-func desired(bound []string, ready fnv1.Ready) *fnv1.State {
+func requirements() *fnv1.Requirements {
+	ns := "firebolt"
+	return &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{
+		"engines": {
+			ApiVersion: "compute.firebolt.io/v1alpha1",
+			Kind:       "FireboltEngine",
+			Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{}},
+			Namespace:  &ns,
+		},
+		"claim": {
+			ApiVersion: "compute.firebolt.io/v1alpha1",
+			Kind:       "FireboltEngineClass",
+			Match:      &fnv1.ResourceSelector_MatchName{MatchName: "standard"},
+			Namespace:  &ns,
+		},
+	}}
+}
+
+func desired(observedGeneration int, bound []string, ready fnv1.Ready) *fnv1.State {
 	names, err := json.Marshal(bound)
 	if err != nil || bound == nil {
 		names = []byte("[]")
 	}
 	return &fnv1.State{Composite: &fnv1.Resource{
 		Resource: resource.MustStructJSON(`{"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltEngineClass",
-			"status": {"observedGeneration": 4, "boundEngines": ` + strconv.Itoa(len(bound)) + `, "boundEngineNames": ` + string(names) + `}}`),
+			"status": {"observedGeneration": ` + strconv.Itoa(observedGeneration) + `, "boundEngines": ` + strconv.Itoa(len(bound)) + `, "boundEngineNames": ` + string(names) + `}}`),
 		Ready: ready,
 	}}
 }
@@ -90,69 +106,98 @@ func TestRunFunction(t *testing.T) {
 				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, "")}},
 				RequiredResources: map[string]*fnv1.Resources{"engines": {Items: []*fnv1.Resource{
 					engine("reporting", "standard"), engine("etl", "standard"), engine("adhoc", "large"), engine("scratch", ""),
-				}}},
+				}}, "claim": {Items: []*fnv1.Resource{claim(2, admissibleTemplate)}}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:      desired([]string{"etl", "reporting"}, fnv1.Ready_READY_TRUE),
+				Desired:      desired(2, []string{"etl", "reporting"}, fnv1.Ready_READY_TRUE),
 				Conditions:   admissible,
-				Requirements: enginesRequirement(),
+				Requirements: requirements(),
 			},
 		},
 		"NoEngines": {
 			reason: "Crossplane found no engine: the count is 0 and the list empty, published, not omitted.",
 			req: &fnv1.RunFunctionRequest{
 				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"boundEngines": 3, "boundEngineNames": ["a", "b", "c"]}`)}},
-				RequiredResources: map[string]*fnv1.Resources{"engines": {}},
+				RequiredResources: map[string]*fnv1.Resources{"engines": {}, "claim": {Items: []*fnv1.Resource{claim(2, admissibleTemplate)}}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:      desired(nil, fnv1.Ready_READY_TRUE),
+				Desired:      desired(2, nil, fnv1.Ready_READY_TRUE),
 				Conditions:   admissible,
-				Requirements: enginesRequirement(),
+				Requirements: requirements(),
 			},
 		},
 		"EnginesNotListedYet": {
-			reason: "Before Crossplane has listed the engines the published count and names stay instead of dropping to none.",
+			reason: "Before Crossplane has listed the engines (or fetched the claim) the published count, names and observed generation stay instead of dropping to none.",
 			req: &fnv1.RunFunctionRequest{
-				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"boundEngines": 3, "boundEngineNames": ["a", "b", "c"]}`)}},
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"observedGeneration": 2, "boundEngines": 3, "boundEngineNames": ["a", "b", "c"]}`)}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:      desired([]string{"a", "b", "c"}, fnv1.Ready_READY_TRUE),
+				Desired:      desired(2, []string{"a", "b", "c"}, fnv1.Ready_READY_TRUE),
 				Conditions:   admissible,
-				Requirements: enginesRequirement(),
+				Requirements: requirements(),
 			},
 		},
 		"TemplateRejected": {
 			reason: "A template the schema lets through but the rules reject: Admissible False with every field path, not ready, one warning.",
 			req: &fnv1.RunFunctionRequest{
-				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: xr(rejectedTemplate, "")}},
-				RequiredResources: map[string]*fnv1.Resources{"engines": {Items: []*fnv1.Resource{engine("etl", "standard")}}},
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(rejectedTemplate, `{"observedGeneration": 2}`)}},
+				RequiredResources: map[string]*fnv1.Resources{"engines": {Items: []*fnv1.Resource{engine("etl", "standard")}},
+					"claim": {Items: []*fnv1.Resource{claim(3, rejectedTemplate)}}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:       &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:    desired([]string{"etl"}, fnv1.Ready_READY_FALSE),
+				Desired:    desired(2, []string{"etl"}, fnv1.Ready_READY_FALSE),
 				Conditions: cond(fnv1.Status_STATUS_CONDITION_FALSE, reason, rejectedMessage),
 				Results: []*fnv1.Result{{
 					Severity: fnv1.Severity_SEVERITY_WARNING, Message: rejectedMessage, Reason: &reason,
 					Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum(),
 				}},
-				Requirements: enginesRequirement(),
+				Requirements: requirements(),
 			},
 		},
 		"TemplateStillRejected": {
 			reason: "A rejection the composite already carries is not announced again.",
 			req: &fnv1.RunFunctionRequest{
 				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(rejectedTemplate,
-					`{"conditions": [{"type": "Admissible", "status": "False", "reason": "OperatorOwnedFieldSet"}]}`)}},
-				RequiredResources: map[string]*fnv1.Resources{"engines": {}},
+					`{"observedGeneration": 3, "conditions": [{"type": "Admissible", "status": "False", "reason": "OperatorOwnedFieldSet"}]}`)}},
+				RequiredResources: map[string]*fnv1.Resources{"engines": {}, "claim": {Items: []*fnv1.Resource{claim(3, rejectedTemplate)}}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:      desired(nil, fnv1.Ready_READY_FALSE),
+				Desired:      desired(2, nil, fnv1.Ready_READY_FALSE),
 				Conditions:   cond(fnv1.Status_STATUS_CONDITION_FALSE, reason, rejectedMessage),
-				Requirements: enginesRequirement(),
+				Requirements: requirements(),
+			},
+		},
+		"ClaimEditNotSyncedYet": {
+			reason: "The claim is at generation 3 with a template the composite does not hold yet: generation 2 stays published.",
+			req: &fnv1.RunFunctionRequest{
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"observedGeneration": 2}`)}},
+				RequiredResources: map[string]*fnv1.Resources{"engines": {}, "claim": {Items: []*fnv1.Resource{
+					claim(3, `{"spec": {"nodeSelector": {"pool": "other"}}}`),
+				}}},
+			},
+			want: &fnv1.RunFunctionResponse{
+				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
+				Desired:      desired(2, nil, fnv1.Ready_READY_TRUE),
+				Conditions:   admissible,
+				Requirements: requirements(),
+			},
+		},
+		"ClaimGone": {
+			reason: "Crossplane found no claim: there is no generation to vouch for.",
+			req: &fnv1.RunFunctionRequest{
+				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"observedGeneration": 2}`)}},
+				RequiredResources: map[string]*fnv1.Resources{"engines": {}, "claim": {}},
+			},
+			want: &fnv1.RunFunctionResponse{
+				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
+				Desired:      desired(0, nil, fnv1.Ready_READY_TRUE),
+				Conditions:   admissible,
+				Requirements: requirements(),
 			},
 		},
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
 	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
 )
 
@@ -22,6 +23,8 @@ type Plan struct {
 	Ready       bool
 	TTL         time.Duration
 	Requirement *fnv1.ResourceSelector
+	// Claim asks for the class's own claim, for its generation.
+	Claim *fnv1.ResourceSelector
 }
 
 // Compute decides the class's status. It is pure.
@@ -29,8 +32,8 @@ func Compute(in Inputs, cfg v1beta1.Resolved) Plan {
 	p := Plan{
 		TTL:         cfg.StableTTL,
 		Requirement: EnginesSelector(in.Namespace),
+		Claim:       claimgen.Selector(v1alpha1.SchemeGroupVersion.String(), v1alpha1.FireboltEngineClassKind, in.Claim, in.Namespace),
 		Status: v1alpha1.FireboltEngineClassStatus{
-			ObservedGeneration: in.XR.Generation,
 			// Until Crossplane has listed the engines (only on a first
 			// call), keep what is published rather than flap to none.
 			BoundEngines:     in.XR.Status.BoundEngines,
@@ -53,12 +56,21 @@ func Compute(in Inputs, cfg v1beta1.Resolved) Plan {
 		p.Condition = Condition{Type: TypeAdmissible, Status: corev1.ConditionTrue, Reason: ReasonAdmissible,
 			Message: "spec.template sets no operator-owned field"}
 		p.Ready = true
+		p.Status.ObservedGeneration = observed(in, true)
 		return p
 	}
+	p.Status.ObservedGeneration = observed(in, false)
 	p.Condition = Condition{Type: TypeAdmissible, Status: corev1.ConditionFalse, Reason: ReasonOperatorOwnedFieldSet,
 		Message: podtemplate.Rejected("spec.template", errs)}
 	if old := in.Admissible; old == nil || old.Reason != p.Condition.Reason || old.Status != p.Condition.Status {
 		p.Warning = p.Condition.Message
 	}
 	return p
+}
+
+// observed is the claim generation the class vouches for: a class composes
+// nothing, so its spec is in effect once the composite holds it and admits
+// it.
+func observed(in Inputs, admissible bool) int64 {
+	return claimgen.Observed(in.XR.Status.ObservedGeneration, in.ClaimGen, admissible)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/crossplane/function-sdk-go/request"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
 )
 
 // Claim labels Crossplane puts on a composite that has a claim.
@@ -33,6 +34,9 @@ type Inputs struct {
 	// Admissible is the composite's Admissible condition now, to tell
 	// transitions; nil when it has none.
 	Admissible *Condition
+	// ClaimGen is the FireboltEngineClass claim itself, read for its
+	// generation.
+	ClaimGen claimgen.Claim
 }
 
 // Engine is what the class needs of a FireboltEngine claim. Only this is
@@ -74,6 +78,10 @@ func read(req *fnv1.RunFunctionRequest) (Inputs, error) {
 	in.Claim, in.Namespace = l[labelClaimName], l[labelClaimNamespace]
 	if in.Claim == "" || in.Namespace == "" {
 		return Inputs{}, xperrors.Errorf("composite has no %s and %s labels: engines name a class by its FireboltEngineClass claim, so apply a FireboltEngineClass claim instead of an XFireboltEngineClass", labelClaimName, labelClaimNamespace)
+	}
+
+	if in.ClaimGen, err = claimgen.Read(req, in.Claim, in.XR.Spec); err != nil {
+		return Inputs{}, err
 	}
 
 	items, resolved, err := request.GetRequiredResource(req, ReqEngines)

@@ -11,6 +11,8 @@ import (
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
 )
 
 func write(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p Plan) error {
@@ -66,6 +68,7 @@ func write(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p Plan) 
 		rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
 	}
 	rsp.Requirements.Resources[ReqEngines] = p.Requirement
+	rsp.Requirements.Resources[claimgen.Requirement] = p.Claim
 
 	if rsp.Meta == nil {
 		rsp.Meta = &fnv1.ResponseMeta{}

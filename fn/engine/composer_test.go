@@ -123,6 +123,24 @@ func TestRunFunction(t *testing.T) {
 				delete(st.Fields, "metadataEndpoint")
 			},
 		},
+		// The claim was edited (generation 2, three replicas) and Crossplane
+		// has not synced the edit into the composite yet: generation 1
+		// stays published.
+		"stable-claim-edited": {
+			request: "stable",
+			mutate: func(req *fnv1.RunFunctionRequest) {
+				c := req.GetRequiredResources()["claim"].GetItems()[0].GetResource()
+				c.GetFields()["metadata"].GetStructValue().Fields["generation"] = structpb.NewNumberValue(2)
+				c.GetFields()["spec"].GetStructValue().Fields["replicas"] = structpb.NewNumberValue(3)
+			},
+		},
+		// Crossplane found no claim: no generation to vouch for.
+		"stable-claim-gone": {
+			request: "stable",
+			mutate: func(req *fnv1.RunFunctionRequest) {
+				req.GetRequiredResources()["claim"].Items = nil
+			},
+		},
 		"no-claim-labels": {
 			request: "stable",
 			mutate: func(req *fnv1.RunFunctionRequest) {

@@ -8,7 +8,8 @@
 //   - read (inputs.go, signals.go): the request becomes typed Inputs (the
 //     composite's spec and status, the claim's name and namespace, observed
 //     composed resources by composition-resource-name, the required
-//     FireboltInstance and FireboltEngineClass, the function input), and,
+//     FireboltInstance and FireboltEngineClass, the FireboltEngine claim
+//     itself for its generation (fn/claimgen), the function input), and,
 //     only when the phase needs them, live Signals: the drain verdict of the
 //     draining generation and the Warning events of a stuck StatefulSet.
 //   - compute (phase.go and the files it calls): Compute is pure. It decides

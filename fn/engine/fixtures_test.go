@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -132,11 +133,14 @@ func (s *sim) renderObserved() []byte {
 	return b.Bytes()
 }
 
-// renderRequired is the instance and the classes as required resources.
+// renderRequired is the engine's own claim and the instance as required
+// resources.
 func (s *sim) renderRequired() []byte {
 	var b bytes.Buffer
-	b.WriteString("---\n")
-	b.Write(toYAML(s.instance.Object))
+	for _, o := range []*unstructured.Unstructured{s.claim, s.instance} {
+		b.WriteString("---\n")
+		b.Write(toYAML(o.Object))
+	}
 	return b.Bytes()
 }
 

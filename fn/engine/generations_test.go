@@ -62,7 +62,7 @@ func TestGenerationNumbersWrap(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 0, Active: last, ObservedGeneration: 3, Renderings: []int{0, last},
+				Phase: "creating", Current: 0, Active: last, ObservedGeneration: 2, Renderings: []int{0, last},
 				Resources: merge(gen(last, true, true), route(true)), Route: last,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"NewGeneration"}, TTL: time.Second,
@@ -78,7 +78,7 @@ func TestGenerationNumbersWrap(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(last, true, true), route(true)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"Abandoned"}, TTL: time.Second,
@@ -96,7 +96,7 @@ func TestGenerationNumbersWrap(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 7, Active: 5, ObservedGeneration: 3, Renderings: []int{5, 7},
+				Phase: "creating", Current: 7, Active: 5, ObservedGeneration: 2, Renderings: []int{5, 7},
 				Resources: merge(gen(5, true, true), route(true)), Route: 5,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"NewGeneration"}, TTL: time.Second,
@@ -109,7 +109,7 @@ func TestGenerationNumbersWrap(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 235, Active: 1234, ObservedGeneration: 3, Renderings: []int{235, 1234},
+				Phase: "creating", Current: 235, Active: 1234, ObservedGeneration: 2, Renderings: []int{235, 1234},
 				Resources: merge(gen(1234, true, true), route(true)), Route: 1234,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"NewGeneration"}, TTL: time.Second,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
 	"github.com/firebolt-db/firebolt-crossplane/fn/class"
 )
 
@@ -38,9 +39,13 @@ func testInputs(t testing.TB, phase v1alpha1.EnginePhase, current, active int) I
 		Namespace: "firebolt",
 		Spec:      v1alpha1.FireboltEngineSpec{InstanceRef: "inst", Replicas: 2},
 		Status: v1alpha1.FireboltEngineStatus{
-			Phase: phase, CurrentGeneration: current, ActiveGeneration: active, ObservedGeneration: 3,
+			Phase: phase, CurrentGeneration: current, ActiveGeneration: active, ObservedGeneration: 2,
 			LastReconciled: &metav1.Time{Time: testNow.Add(-time.Hour)},
 		},
+		// The claim is at generation 3, its spec the composite's; the
+		// composite's own generation (4) is further on, as Crossplane's
+		// reference writes leave it.
+		Claim:      claimgen.Claim{Resolved: true, Found: true, Generation: 3, SpecMatches: true},
 		Renderings: map[int]Recording{},
 		Observed:   map[resource.Name]*unstructured.Unstructured{},
 		Instance:   readyInstance(),

@@ -13,6 +13,7 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
 )
 
 // Names of the requirements the composer asks Crossplane for.
@@ -50,6 +51,9 @@ type Inputs struct {
 
 	Instance InstanceRef
 	Class    ClassRef
+
+	// Claim is the FireboltEngine claim itself, read for its generation.
+	Claim claimgen.Claim
 
 	Config v1beta1.Resolved
 }
@@ -120,6 +124,12 @@ func Read(req *fnv1.RunFunctionRequest, cfg v1beta1.Resolved) (Inputs, error) {
 	in.Observed = make(map[resource.Name]*unstructured.Unstructured, len(ocds))
 	for n, o := range ocds {
 		in.Observed[n] = &unstructured.Unstructured{Object: o.Resource.UnstructuredContent()}
+	}
+
+	if in.Engine != "" {
+		if in.Claim, err = claimgen.Read(req, in.Engine, in.Spec); err != nil {
+			return Inputs{}, err
+		}
 	}
 
 	in.Instance.Name = in.Spec.InstanceRef

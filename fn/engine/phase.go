@@ -12,6 +12,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
 	"github.com/firebolt-db/firebolt-crossplane/fn/class"
 )
 
@@ -78,6 +79,9 @@ type machine struct {
 	results   []Result
 	ttl       time.Duration
 	drainMsg  string
+	// inEffect: the phase is terminal and the active generation is what
+	// the composite's spec renders now; no other generation exists.
+	inEffect bool
 }
 
 func newMachine(in Inputs, sig Signals) *machine {
@@ -172,7 +176,7 @@ func (m *machine) stable() {
 	m.emit[n] = emitAll
 	if rec, ok := m.in.Renderings[n]; ok && rec.usable() && rec.Hash == m.render(n).Hash {
 		m.next.Phase = terminalPhase(m.in.Spec)
-		m.next.ObservedGeneration = m.in.Composite.Generation
+		m.inEffect = m.onlyGeneration(n)
 		m.ttl = m.in.Config.StableTTL
 		return
 	}
@@ -382,6 +386,18 @@ func (m *machine) generationExists(gen int) bool {
 	return false
 }
 
+// onlyGeneration reports whether no object of a generation other than gen
+// is observed: an older generation Crossplane has not deleted yet still
+// serves the previous spec.
+func (m *machine) onlyGeneration(gen int) bool {
+	for name := range m.in.Observed {
+		if g, _, ok := parseResourceName(name); ok && g != gen {
+			return false
+		}
+	}
+	return true
+}
+
 // pods is generation gen's pod state, against the replica count its
 // StatefulSet was rendered with. For the current generation that is the
 // spec's: its objects are only returned while its rendering matches the
@@ -448,6 +464,7 @@ func (m *machine) plan(now time.Time) Plan {
 	}
 
 	m.next.Renderings = statusRenderings(keep)
+	m.next.ObservedGeneration = claimgen.Observed(m.in.Status.ObservedGeneration, m.in.Claim, m.inEffect)
 	p.Status = withLastReconciled(m.in.Status, m.next, now)
 
 	ready := engineReady(m.readyFacts())
@@ -597,11 +614,14 @@ func frozen(in Inputs, now time.Time) Plan {
 	return p
 }
 
-// requirements asks for the instance and, when referenced, the class: the
-// claims, in the claim's namespace.
+// requirements asks for the engine's own claim (for its generation), the
+// instance and, when referenced, the class: claims, in the claim's
+// namespace. Only called with claim labels.
 func requirements(in Inputs) map[string]Requirement {
-	r := map[string]Requirement{}
 	apiVersion := v1alpha1.SchemeGroupVersion.String()
+	r := map[string]Requirement{
+		claimgen.Requirement: {APIVersion: apiVersion, Kind: v1alpha1.FireboltEngineKind, Name: in.Engine, Namespace: in.Namespace},
+	}
 	if in.Spec.InstanceRef != "" {
 		r[RequirementInstance] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltInstanceKind, Name: in.Spec.InstanceRef, Namespace: in.Namespace}
 	}

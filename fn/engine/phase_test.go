@@ -86,7 +86,7 @@ func TestComputeTransitions(t *testing.T) {
 		"FirstReconcileInitialises": {
 			in: func(t *testing.T) Inputs { return testInputs(t, "", 0, 0) },
 			want: summary{
-				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 3,
+				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 2,
 				Resources: map[resource.Name]bool{}, Route: -1,
 				EngineReady: "False/Initializing", InstanceReady: "True/InstanceReady",
 				Events: []string{"NewGeneration"}, TTL: time.Second,
@@ -99,7 +99,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 3,
+				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 2,
 				Resources: map[resource.Name]bool{}, Route: -1,
 				EngineReady: "False/InstanceNotReady", InstanceReady: "False/InstanceNotReady",
 				Events: []string{"NewGeneration"}, TTL: time.Second,
@@ -108,7 +108,7 @@ func TestComputeTransitions(t *testing.T) {
 		"CreatingRecordsTheRenderingBeforeAnyObject": {
 			in: func(t *testing.T) Inputs { return testInputs(t, "creating", 0, -1) },
 			want: summary{
-				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 3, Renderings: []int{0},
+				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 2, Renderings: []int{0},
 				Resources: map[resource.Name]bool{}, Route: -1,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: time.Second,
 			},
@@ -120,7 +120,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 3, Renderings: []int{0},
+				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 2, Renderings: []int{0},
 				Resources: merge(gen(0, false, false), route(false)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
 			},
@@ -132,7 +132,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 3, Renderings: []int{0},
+				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 2, Renderings: []int{0},
 				Resources: merge(gen(0, false, true), route(false)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
 			},
@@ -144,7 +144,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "switching", Current: 0, Active: -1, ObservedGeneration: 3, Renderings: []int{0},
+				Phase: "switching", Current: 0, Active: -1, ObservedGeneration: 2, Renderings: []int{0},
 				Resources: merge(gen(0, true, true), route(false)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: time.Second,
 			},
@@ -156,7 +156,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(1, false, true), route(true)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
 			},
@@ -168,7 +168,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 2, Active: 0, ObservedGeneration: 3, Renderings: []int{0, 2},
+				Phase: "creating", Current: 2, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 2},
 				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"Abandoned"}, TTL: time.Second,
@@ -183,7 +183,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 2, Active: 0, ObservedGeneration: 3, Renderings: []int{0, 2},
+				Phase: "creating", Current: 2, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 2},
 				Resources: merge(gen(0, true, true), route(true)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"Abandoned"}, TTL: time.Second,
@@ -197,7 +197,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 2, Active: 0, ObservedGeneration: 3, Renderings: []int{0, 2},
+				Phase: "creating", Current: 2, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 2},
 				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"Abandoned"}, TTL: time.Second,
@@ -212,7 +212,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 2, Active: 0, ObservedGeneration: 3, Renderings: []int{0, 2},
+				Phase: "creating", Current: 2, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 2},
 				Resources: merge(gen(0, true, true), gen(2, false, false), route(true)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
 			},
@@ -228,7 +228,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), route(true), map[resource.Name]bool{"g1-config": true}), Route: 0,
 				EngineReady: "False/InstanceNotReady", InstanceReady: "False/InstanceNotReady", TTL: 5 * time.Second,
 			},
@@ -241,7 +241,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 3,
+				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 2,
 				Resources: map[resource.Name]bool{}, Route: -1,
 				EngineReady: "False/FireboltEngineClassNotFound", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
 			},
@@ -254,7 +254,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 0,
 				EngineReady: "False/TemplateRejected", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
 			},
@@ -265,7 +265,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "switching", Current: 1, Active: 0, ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "switching", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: time.Second,
 			},
@@ -273,7 +273,7 @@ func TestComputeTransitions(t *testing.T) {
 		"StableWithoutDriftRests": {
 			in: func(t *testing.T) Inputs { return stableAt(t, 0, baseSpec()) },
 			want: summary{
-				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 4, Renderings: []int{0},
+				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 3, Renderings: []int{0},
 				Resources: merge(gen(0, true, true), route(true)), Route: 0,
 				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true, TTL: stableTTL,
 			},
@@ -285,7 +285,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "stable", Current: 3, Active: 3, ObservedGeneration: 4, Renderings: []int{3},
+				Phase: "stable", Current: 3, Active: 3, ObservedGeneration: 3, Renderings: []int{3},
 				Resources: merge(gen(3, false, true), route(true)), Route: 3,
 				EngineReady: "False/PodsNotReady", InstanceReady: "True/InstanceReady", TTL: stableTTL,
 			},
@@ -298,7 +298,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			sig: Signals{Warning: &StatefulSetWarning{StatefulSet: "demo-g3", Reason: "FailedCreate", Message: "quota exceeded", Count: 4}},
 			want: summary{
-				Phase: "stable", Current: 3, Active: 3, ObservedGeneration: 4, Renderings: []int{3},
+				Phase: "stable", Current: 3, Active: 3, ObservedGeneration: 3, Renderings: []int{3},
 				Resources: merge(gen(3, false, true), route(true)), Route: 3,
 				EngineReady: "False/FailedCreate", InstanceReady: "True/InstanceReady", TTL: stableTTL,
 			},
@@ -311,7 +311,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			sig: Signals{Warning: &StatefulSetWarning{StatefulSet: "demo-g3", Reason: "FailedCreate", Message: "old", Count: 1}},
 			want: summary{
-				Phase: "stable", Current: 3, Active: 3, ObservedGeneration: 4, Renderings: []int{3},
+				Phase: "stable", Current: 3, Active: 3, ObservedGeneration: 3, Renderings: []int{3},
 				Resources: merge(gen(3, false, true), route(true)), Route: 3,
 				EngineReady: "False/PodsNotReady", InstanceReady: "True/InstanceReady", TTL: stableTTL,
 			},
@@ -323,7 +323,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), route(true)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"NewGeneration"}, TTL: time.Second,
@@ -336,7 +336,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), route(true)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"NewGeneration"}, TTL: time.Second,
@@ -355,7 +355,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), route(true), usage("big", false)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"NewGeneration"}, TTL: time.Second,
@@ -369,7 +369,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), route(true), usage("big", false)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"NewGeneration"}, TTL: time.Second,
@@ -384,7 +384,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 4, Renderings: []int{0},
+				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 3, Renderings: []int{0},
 				Resources: merge(gen(0, true, true), route(true)), Route: 0,
 				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true, TTL: stableTTL,
 			},
@@ -397,7 +397,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 3, Renderings: []int{1},
+				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{1},
 				Resources: merge(gen(0, true, true), route(true)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"NewGeneration"}, TTL: time.Second,
@@ -411,7 +411,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 3, Renderings: []int{0},
+				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 2, Renderings: []int{0},
 				Resources: merge(gen(0, true, true), route(true)), Route: 0,
 				EngineReady: "False/InstanceNotReady", InstanceReady: "False/InstanceNotReady", TTL: 10 * time.Second,
 			},
@@ -424,7 +424,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 3, Renderings: []int{0},
+				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 2, Renderings: []int{0},
 				Resources: merge(map[resource.Name]bool{"g0-headless": true, "g0-statefulset": true}, route(true)), Route: 0,
 				EngineReady: "False/InstanceNotReady", InstanceReady: "False/InstanceNotReady", TTL: 10 * time.Second,
 			},
@@ -436,7 +436,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 4, Renderings: []int{0},
+				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 3, Renderings: []int{0},
 				Resources: merge(gen(0, true, true), map[resource.Name]bool{"g0-config": false}, route(true)), Route: 0,
 				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true, TTL: stableTTL,
 			},
@@ -449,7 +449,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 3, Renderings: []int{0},
+				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 2, Renderings: []int{0},
 				Resources: merge(gen(0, true, true), route(true)), Route: 0,
 				EngineReady: "False/TemplateRejected", InstanceReady: "True/InstanceReady", TTL: 10 * time.Second,
 			},
@@ -461,7 +461,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "stopped", Current: 2, Active: 2, ObservedGeneration: 4, Renderings: []int{2},
+				Phase: "stopped", Current: 2, Active: 2, ObservedGeneration: 3, Renderings: []int{2},
 				Resources: merge(gen(2, true, true), route(true)), Route: 2,
 				EngineReady: "False/Stopped", InstanceReady: "True/InstanceReady", TTL: stableTTL,
 			},
@@ -474,7 +474,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 3, Active: 2, ObservedGeneration: 3, Renderings: []int{2, 3},
+				Phase: "creating", Current: 3, Active: 2, ObservedGeneration: 2, Renderings: []int{2, 3},
 				Resources: merge(gen(2, true, true), route(true)), Route: 2,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"NewGeneration"}, TTL: time.Second,
@@ -488,7 +488,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "stopped", Current: 2, Active: 2, ObservedGeneration: 3, Renderings: []int{2},
+				Phase: "stopped", Current: 2, Active: 2, ObservedGeneration: 2, Renderings: []int{2},
 				Resources: merge(gen(2, true, true), route(true)), Route: 2,
 				EngineReady: "False/InstanceNotReady", InstanceReady: "False/InstanceNotReady", TTL: 10 * time.Second,
 			},
@@ -496,7 +496,7 @@ func TestComputeTransitions(t *testing.T) {
 		"SwitchingPointsTheRouteAtTheNewGeneration": {
 			in: func(t *testing.T) Inputs { return rollingAt(t, "switching", 0, baseSpec(), v2) },
 			want: summary{
-				Phase: "switching", Current: 1, Active: 0, ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "switching", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 1,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: time.Second,
 			},
@@ -508,7 +508,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "draining", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "draining", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 1,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"Switched"}, TTL: time.Second,
@@ -522,7 +522,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 3, Renderings: []int{0},
+				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 2, Renderings: []int{0},
 				Resources: merge(gen(0, true, true), route(true)), Route: 0,
 				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true,
 				Events: []string{"Switched"}, TTL: time.Second,
@@ -537,7 +537,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "stopped", Current: 0, Active: 0, ObservedGeneration: 3, Renderings: []int{0},
+				Phase: "stopped", Current: 0, Active: 0, ObservedGeneration: 2, Renderings: []int{0},
 				Resources: merge(gen(0, true, true), route(true)), Route: 0,
 				EngineReady: "False/Stopped", InstanceReady: "True/InstanceReady",
 				Events: []string{"Switched"}, TTL: time.Second,
@@ -551,7 +551,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "switching", Current: 1, Active: 0, ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "switching", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 1,
 				EngineReady: "False/Rolling", InstanceReady: "False/InstanceNotReady", TTL: time.Second,
 			},
@@ -563,7 +563,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 3, Renderings: []int{0},
+				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0},
 				Resources: merge(gen(0, true, true), route(true)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: time.Second,
 			},
@@ -572,7 +572,7 @@ func TestComputeTransitions(t *testing.T) {
 			in:  func(t *testing.T) Inputs { return drainingAt(t, "draining", 0, baseSpec(), v2) },
 			sig: Signals{Drain: &scrape.Verdict{Message: "pod demo-g0-0: 2 running, 0 suspended queries"}},
 			want: summary{
-				Phase: "draining", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "draining", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 1,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
 			},
@@ -581,7 +581,7 @@ func TestComputeTransitions(t *testing.T) {
 			in:  func(t *testing.T) Inputs { return drainingAt(t, "draining", 0, baseSpec(), v2) },
 			sig: Signals{Drain: &scrape.Verdict{Failing: true, Message: "pod demo-g0-1: cannot scrape metrics: unexpected HTTP status 503"}},
 			want: summary{
-				Phase: "draining", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "draining", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 1,
 				EngineReady: "False/DrainCheckFailing", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
 			},
@@ -589,7 +589,7 @@ func TestComputeTransitions(t *testing.T) {
 		"DrainingWithoutAVerdictNeverDeletes": {
 			in: func(t *testing.T) Inputs { return drainingAt(t, "draining", 0, baseSpec(), v2) },
 			want: summary{
-				Phase: "draining", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "draining", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 1,
 				EngineReady: "False/DrainCheckFailing", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
 			},
@@ -598,7 +598,7 @@ func TestComputeTransitions(t *testing.T) {
 			in:  func(t *testing.T) Inputs { return drainingAt(t, "draining", 0, baseSpec(), v2) },
 			sig: Signals{Drain: &scrape.Verdict{Drained: true}},
 			want: summary{
-				Phase: "cleaning", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "cleaning", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 1,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"Drained"}, TTL: time.Second,
@@ -611,7 +611,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "cleaning", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "cleaning", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 1,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"Drained"}, TTL: time.Second,
@@ -632,7 +632,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "cleaning", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "cleaning", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(1, true, true), route(true), usage("dev", false)), Route: 1,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"Drained"}, TTL: time.Second,
@@ -654,7 +654,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			sig: Signals{Drain: &scrape.Verdict{Message: "busy"}},
 			want: summary{
-				Phase: "draining", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "draining", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(1, true, true), route(true), usage("dev", false)), Route: 1,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 17 * time.Second,
 			},
@@ -666,7 +666,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "cleaning", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "cleaning", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(1, true, true), route(true), map[resource.Name]bool{"g0-config": true, "g0-headless": true}), Route: 1,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"Drained"}, TTL: time.Second,
@@ -681,7 +681,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			sig: Signals{Drain: &scrape.Verdict{Message: "busy"}},
 			want: summary{
-				Phase: "draining", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 3, Renderings: []int{0, 1},
+				Phase: "draining", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 1,
 				EngineReady: "False/Rolling", InstanceReady: "False/InstanceNotReady", TTL: 5 * time.Second,
 			},
@@ -689,7 +689,7 @@ func TestComputeTransitions(t *testing.T) {
 		"CleaningLeavesTheOldGenerationOut": {
 			in: func(t *testing.T) Inputs { return drainingAt(t, "cleaning", 0, baseSpec(), v2) },
 			want: summary{
-				Phase: "stable", Current: 1, Active: 1, ObservedGeneration: 3, Renderings: []int{1},
+				Phase: "stable", Current: 1, Active: 1, ObservedGeneration: 2, Renderings: []int{1},
 				Resources: merge(gen(1, true, true), route(true)), Route: 1,
 				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true,
 				Events: []string{"Cleaned"}, TTL: time.Second,
@@ -698,7 +698,7 @@ func TestComputeTransitions(t *testing.T) {
 		"CleaningEndsStoppedAtZeroReplicas": {
 			in: func(t *testing.T) Inputs { return drainingAt(t, "cleaning", 0, baseSpec(), replicasSpec(0)) },
 			want: summary{
-				Phase: "stopped", Current: 1, Active: 1, ObservedGeneration: 3, Renderings: []int{1},
+				Phase: "stopped", Current: 1, Active: 1, ObservedGeneration: 2, Renderings: []int{1},
 				Resources: merge(gen(1, true, true), route(true)), Route: 1,
 				EngineReady: "False/Stopped", InstanceReady: "True/InstanceReady",
 				Events: []string{"Cleaned"}, TTL: time.Second,
@@ -711,7 +711,7 @@ func TestComputeTransitions(t *testing.T) {
 				return in
 			},
 			want: summary{
-				Phase: "stable", Current: 1, Active: 1, ObservedGeneration: 3, Renderings: []int{1},
+				Phase: "stable", Current: 1, Active: 1, ObservedGeneration: 2, Renderings: []int{1},
 				Resources: merge(gen(1, true, true), route(true)), Route: 1,
 				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true,
 				Events: []string{"Cleaned"}, TTL: time.Second,

@@ -64,7 +64,7 @@ func TestLastReconciled(t *testing.T) {
 		"KeptWhenNothingChanges": {
 			in: func(t *testing.T) Inputs {
 				in := stableAt(t, 0, baseSpec())
-				in.Status.ObservedGeneration = in.Composite.Generation
+				in.Status.ObservedGeneration = in.Claim.Generation
 				return in
 			},
 			want: &earlier,
@@ -80,7 +80,7 @@ func TestLastReconciled(t *testing.T) {
 		"StampedWhenMissing": {
 			in: func(t *testing.T) Inputs {
 				in := stableAt(t, 0, baseSpec())
-				in.Status.ObservedGeneration = in.Composite.Generation
+				in.Status.ObservedGeneration = in.Claim.Generation
 				in.Status.LastReconciled = nil
 				return in
 			},
@@ -133,6 +133,7 @@ func TestRequirements(t *testing.T) {
 	in.Spec.EngineClassRef = classRef("big")
 	in.Class = foundClass("big", corev1.PodTemplateSpec{})
 	want := map[string]Requirement{
+		"claim":    {APIVersion: "compute.firebolt.io/v1alpha1", Kind: "FireboltEngine", Name: "demo", Namespace: "firebolt"},
 		"instance": {APIVersion: "compute.firebolt.io/v1alpha1", Kind: "FireboltInstance", Name: "inst", Namespace: "firebolt"},
 		"class":    {APIVersion: "compute.firebolt.io/v1alpha1", Kind: "FireboltEngineClass", Name: "big", Namespace: "firebolt"},
 	}

@@ -80,6 +80,9 @@ type sim struct {
 	xr   *unstructured.Unstructured
 	objs map[resource.Name]*simObj
 
+	// claim is the FireboltEngine claim: SetSpec edits it and syncs its
+	// spec into the composite, as Crossplane's claim syncer does.
+	claim    *unstructured.Unstructured
 	instance *unstructured.Unstructured
 	classes  map[string]*unstructured.Unstructured
 	reqs     map[string]*fnv1.ResourceSelector
@@ -140,6 +143,10 @@ func newSim(t failer, d draws, spec map[string]any) *sim {
 			"labels": map[string]any{"crossplane.io/claim-name": simEngine, "crossplane.io/claim-namespace": simNamespace},
 		},
 	}}
+	s.claim = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngine",
+		"metadata": map[string]any{"name": simEngine, "namespace": simNamespace, "generation": int64(0)},
+	}}
 	s.SetSpec(spec)
 	s.xr.SetGeneration(1)
 	s.SetInstance(true)
@@ -166,9 +173,14 @@ func statusLine(st v1alpha1.FireboltEngineStatus) string {
 func (s *sim) now() time.Time { return simEpoch.Add(time.Duration(s.step) * 10 * time.Second) }
 
 // SetSpec changes the claim's spec, as a user edit reaching the composite;
-// Crossplane's own spec fields stay.
+// Crossplane's own spec fields stay. The claim's generation moves only with
+// its spec, the composite's also with Crossplane's writes.
 func (s *sim) SetSpec(spec map[string]any) {
 	spec = runtime.DeepCopyJSON(spec)
+	if specJSON(s.claim.Object["spec"]) != specJSON(spec) {
+		s.claim.Object["spec"] = runtime.DeepCopyJSON(spec)
+		s.claim.SetGeneration(s.claim.GetGeneration() + 1)
+	}
 	spec["claimRef"] = map[string]any{
 		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngine", "name": simEngine, "namespace": simNamespace,
 	}
@@ -326,6 +338,8 @@ func (s *sim) resolve(req *fnv1.RunFunctionRequest) {
 		var items []*fnv1.Resource
 		var found *unstructured.Unstructured
 		switch sel.GetKind() {
+		case "FireboltEngine":
+			found = s.claim
 		case "FireboltInstance":
 			found = s.instance
 		case "FireboltEngineClass":
@@ -514,6 +528,9 @@ func (s *sim) apply(name resource.Name, content map[string]any) {
 		}
 		o = &simObj{first: canon, uid: fmt.Sprintf("uid-%s-%d", name, s.step), readyAt: s.step + s.d.intn(0, s.readyDelay, "pod delay")}
 		s.objs[name] = o
+		// Crossplane records the new reference in the composite's spec:
+		// the composite's generation moves, the claim's does not.
+		s.xr.SetGeneration(s.xr.GetGeneration() + 1)
 		if g, ok := generationOf(name); ok && content["kind"] == "StatefulSet" {
 			s.stsCreated[g] = true
 		}
@@ -656,26 +673,27 @@ func (s *sim) check(pre v1alpha1.FireboltEngineStatus) {
 	if len(st.Renderings) > 2 {
 		s.fail("step %d: %d renderings recorded", s.step, len(st.Renderings))
 	}
+	// What kstatus and Argo CD read on the claim: never ahead of the claim,
+	// and the claim's generation only once its spec is all that runs.
+	if g := s.claim.GetGeneration(); st.ObservedGeneration > g {
+		s.fail("step %d: observedGeneration %d is ahead of the claim's generation %d", s.step, st.ObservedGeneration, g)
+	} else if st.ObservedGeneration == g {
+		if st.Phase != "stable" && st.Phase != "stopped" {
+			s.fail("step %d: observedGeneration %d published in phase %s", s.step, g, st.Phase)
+		}
+		if gens := s.generations(); len(gens) != 1 || gens[0] != st.ActiveGeneration {
+			s.fail("step %d: observedGeneration %d published with generations %v, active %d", s.step, g, gens, st.ActiveGeneration)
+		}
+		if ok, why := s.activeRunsSpec(); !ok {
+			s.fail("step %d: observedGeneration %d published while the active generation does not run the claim's spec: %s", s.step, g, why)
+		}
+	}
 }
 
-// Converged reports whether the engine rests in the terminal phase of its
-// spec, serving a generation rendered from that spec, with nothing else
-// left.
-func (s *sim) Converged() (bool, string) {
+// activeRunsSpec reports whether the active generation's StatefulSet runs
+// the composite's spec: its replicas and its image.
+func (s *sim) activeRunsSpec() (bool, string) {
 	st, spec := s.Status(), s.Spec()
-	want := v1alpha1.EnginePhaseStable
-	if spec.Replicas == 0 {
-		want = v1alpha1.EnginePhaseStopped
-	}
-	if st.Phase != want || st.CurrentGeneration != st.ActiveGeneration || st.DrainingGeneration != nil {
-		return false, fmt.Sprintf("phase %s (want %s), current %d, active %d, draining %v", st.Phase, want, st.CurrentGeneration, st.ActiveGeneration, st.DrainingGeneration)
-	}
-	if st.ObservedGeneration != s.xr.GetGeneration() {
-		return false, fmt.Sprintf("observedGeneration %d, composite generation %d", st.ObservedGeneration, s.xr.GetGeneration())
-	}
-	if gens := s.generations(); len(gens) != 1 || gens[0] != st.ActiveGeneration {
-		return false, fmt.Sprintf("generations with objects: %v, active %d", gens, st.ActiveGeneration)
-	}
 	o := s.objs[resource.Name(fmt.Sprintf("g%d-statefulset", st.ActiveGeneration))]
 	if o == nil {
 		return false, "active StatefulSet missing"
@@ -691,6 +709,30 @@ func (s *sim) Converged() (bool, string) {
 	cs, _, _ := unstructured.NestedSlice(o.content, "spec", "template", "spec", "containers")
 	if len(cs) == 0 || cs[0].(map[string]any)["image"] != wantImage {
 		return false, fmt.Sprintf("active StatefulSet does not run %s", wantImage)
+	}
+	return true, ""
+}
+
+// Converged reports whether the engine rests in the terminal phase of its
+// spec, serving a generation rendered from that spec, with nothing else
+// left.
+func (s *sim) Converged() (bool, string) {
+	st, spec := s.Status(), s.Spec()
+	want := v1alpha1.EnginePhaseStable
+	if spec.Replicas == 0 {
+		want = v1alpha1.EnginePhaseStopped
+	}
+	if st.Phase != want || st.CurrentGeneration != st.ActiveGeneration || st.DrainingGeneration != nil {
+		return false, fmt.Sprintf("phase %s (want %s), current %d, active %d, draining %v", st.Phase, want, st.CurrentGeneration, st.ActiveGeneration, st.DrainingGeneration)
+	}
+	if st.ObservedGeneration != s.claim.GetGeneration() {
+		return false, fmt.Sprintf("observedGeneration %d, claim generation %d", st.ObservedGeneration, s.claim.GetGeneration())
+	}
+	if gens := s.generations(); len(gens) != 1 || gens[0] != st.ActiveGeneration {
+		return false, fmt.Sprintf("generations with objects: %v, active %d", gens, st.ActiveGeneration)
+	}
+	if ok, why := s.activeRunsSpec(); !ok {
+		return false, why
 	}
 	if svc := s.objs[engine.RoutingServiceKey]; svc == nil || selectedGeneration(svc.content) != st.ActiveGeneration {
 		return false, "routing Service does not select the active generation"

@@ -37,7 +37,7 @@ func TestWriteKeepsEarlierSteps(t *testing.T) {
 		Meta: &fnv1.ResponseMeta{Ttl: durationpb.New(3 * time.Second)},
 		Desired: &fnv1.State{
 			Composite: &fnv1.Resource{
-				Resource: mustStruct(t, map[string]any{"status": map[string]any{"other": "kept", "phase": "stable", "currentGeneration": 0, "activeGeneration": 0}}),
+				Resource: mustStruct(t, map[string]any{"status": map[string]any{"other": "kept", "phase": "stable", "currentGeneration": 0, "activeGeneration": 0, "observedGeneration": 0}}),
 				Ready:    fnv1.Ready_READY_TRUE,
 			},
 			Resources: map[string]*fnv1.Resource{

@@ -16,6 +16,7 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
 	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
 )
 
@@ -88,8 +89,10 @@ func Compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 		cfg: cfg,
 		n:   names{instance: in.Claim, namespace: in.Namespace},
 		plan: Plan{
-			Resources:    map[resource.Name]Desired{},
-			Requirements: map[string]*fnv1.ResourceSelector{},
+			Resources: map[resource.Name]Desired{},
+			Requirements: map[string]*fnv1.ResourceSelector{
+				claimgen.Requirement: claimgen.Selector(v1alpha1.SchemeGroupVersion.String(), v1alpha1.FireboltInstanceKind, in.Claim, in.Namespace),
+			},
 		},
 	}
 	spec := in.XR.Spec
@@ -139,6 +142,7 @@ func Compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 	}
 
 	c.status(id, metaBlock, gwBlock, spec.Metadata.Postgres == nil)
+	c.generations(metaBlock == nil && gwBlock == nil)
 	return c.plan, nil
 }
 

@@ -185,8 +185,19 @@ type want struct {
 	requirements map[string]*fnv1.ResourceSelector
 }
 
+// build is the whole response. Every response publishes
+// status.observedGeneration (0 unless the case says otherwise) and asks for
+// the instance's own claim.
 func (w want) build(t *testing.T) *fnv1.RunFunctionResponse {
 	t.Helper()
+	if _, ok := w.status["observedGeneration"]; !ok {
+		w.status = w.status.with(t, "observedGeneration", 0)
+	}
+	reqs := map[string]*fnv1.ResourceSelector{"claim": claimSelector()}
+	for n, r := range w.requirements {
+		reqs[n] = r
+	}
+	w.requirements = reqs
 	ready := fnv1.Ready_READY_FALSE
 	if w.ready {
 		ready = fnv1.Ready_READY_TRUE
@@ -214,6 +225,14 @@ func (w want) build(t *testing.T) *fnv1.RunFunctionResponse {
 		rsp.Requirements = &fnv1.Requirements{Resources: w.requirements}
 	}
 	return rsp
+}
+
+func claimSelector() *fnv1.ResourceSelector {
+	ns := namespace
+	return &fnv1.ResourceSelector{
+		ApiVersion: "compute.firebolt.io/v1alpha1", Kind: "FireboltInstance",
+		Match: &fnv1.ResourceSelector_MatchName{MatchName: claim}, Namespace: &ns,
+	}
 }
 
 func cond(typ string, status bool, reason, message string) *fnv1.Condition {

@@ -12,6 +12,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
 )
 
 // Claim labels Crossplane puts on a composite that has a claim.
@@ -48,6 +49,10 @@ type Inputs struct {
 	// CandidatePassword is a fresh password, used only when the internal
 	// PostgreSQL credentials Secret does not exist yet.
 	CandidatePassword string
+
+	// ClaimGen is the FireboltInstance claim itself, read for its
+	// generation.
+	ClaimGen claimgen.Claim
 }
 
 // SecretFacts are the facts about a required Secret that compute may see:
@@ -90,6 +95,9 @@ func read(req *fnv1.RunFunctionRequest, pw PasswordGenerator) (Inputs, error) {
 	}
 
 	in.Conditions = conditions(oxr.Resource.UnstructuredContent())
+	if in.ClaimGen, err = claimgen.Read(req, in.Claim, in.XR.Spec); err != nil {
+		return Inputs{}, err
+	}
 
 	ocds, err := request.GetObservedComposedResources(req)
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 // statusFields are the status fields the composer owns. Crossplane
 // server-side applies the desired status, so a field left out is deleted:
 // each is set or deliberately absent on every call.
-var statusFields = []string{"phase", "id", "metadataReady", "metadataEndpoint", "gatewayReady", "gatewayEndpoint"}
+var statusFields = []string{"observedGeneration", "composedGeneration", "phase", "id", "metadataReady", "metadataEndpoint", "gatewayReady", "gatewayEndpoint"}
 
 // write turns a plan into the response.
 func write(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p Plan) error {

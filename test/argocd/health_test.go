@@ -114,6 +114,22 @@ func TestEngineHealth(t *testing.T) {
 			obj:  `{status: {conditions: [{type: EngineReady, status: "False", reason: TemplateRejected}]}}`,
 			want: health{"Degraded", "TemplateRejected"},
 		},
+		"RollingOutANewClaimGeneration": {
+			obj:  `{metadata: {generation: 4}, status: {observedGeneration: 3, conditions: [{type: EngineReady, status: "True", reason: EngineReady, message: serving traffic on generation 3}]}}`,
+			want: health{"Progressing", "generation 4 is not fully in effect yet (observedGeneration 3): serving traffic on generation 3"},
+		},
+		"ClaimGenerationInEffect": {
+			obj:  `{metadata: {generation: 4}, status: {observedGeneration: 4, conditions: [{type: EngineReady, status: "True", reason: EngineReady, message: serving traffic on generation 5}]}}`,
+			want: health{"Healthy", "serving traffic on generation 5"},
+		},
+		"StoppingNotInEffectYet": {
+			obj:  `{metadata: {generation: 5}, status: {observedGeneration: 4, conditions: [{type: EngineReady, status: "False", reason: Stopped, message: Engine is stopped (spec.replicas is 0)}]}}`,
+			want: health{"Progressing", "generation 5 is not fully in effect yet (observedGeneration 4): Engine is stopped (spec.replicas is 0)"},
+		},
+		"RejectedEditIsDegradedNotProgressing": {
+			obj:  `{metadata: {generation: 5}, status: {observedGeneration: 4, conditions: [{type: EngineReady, status: "False", reason: TemplateRejected, message: spec.template is rejected}]}}`,
+			want: health{"Degraded", "spec.template is rejected"},
+		},
 		"CrossplaneCannotSync": {
 			obj:  `{status: {conditions: [{type: Synced, status: "False", reason: ReconcileError, message: cannot compose}, {type: EngineReady, status: "True", reason: EngineReady}]}}`,
 			want: health{"Degraded", "cannot compose"},
@@ -137,6 +153,18 @@ func TestInstanceHealth(t *testing.T) {
 		"NoStatus":     {obj: `{}`, want: health{"Progressing", "Waiting for the instance to report status"}},
 		"Provisioning": {obj: `{status: {phase: Provisioning}}`, want: health{"Progressing", "Waiting for the instance to report status"}},
 		"Ready":        {obj: `{status: {phase: Ready}}`, want: health{"Healthy", "Metadata service and gateway are ready"}},
+		"ReadyAtItsGeneration": {
+			obj:  `{metadata: {generation: 2}, status: {phase: Ready, observedGeneration: 2}}`,
+			want: health{"Healthy", "Metadata service and gateway are ready"},
+		},
+		"ReadyButEditNotInEffect": {
+			obj:  `{metadata: {generation: 3}, status: {phase: Ready, observedGeneration: 2}}`,
+			want: health{"Progressing", "generation 3 is not fully in effect yet (observedGeneration 2)"},
+		},
+		"DegradedStaysDegraded": {
+			obj:  `{metadata: {generation: 3}, status: {phase: Degraded, observedGeneration: 2, conditions: [{type: GatewayReady, status: "False", reason: Provisioning, message: waiting}]}}`,
+			want: health{"Degraded", "GatewayReady: waiting"},
+		},
 		"Degraded": {
 			obj:  `{status: {phase: Degraded, conditions: [{type: MetadataReady, status: "True"}, {type: GatewayReady, status: "False", reason: DeploymentUnavailable, message: 0 of 2 replicas available}]}}`,
 			want: health{"Degraded", "GatewayReady: 0 of 2 replicas available"},
@@ -166,6 +194,14 @@ func TestEngineClassHealth(t *testing.T) {
 		"Rejected": {
 			obj:  `{status: {conditions: [{type: Admissible, status: "False", reason: OperatorOwnedFieldSet, message: "spec.template.spec.containers[engine].command: Forbidden"}]}}`,
 			want: health{"Degraded", "spec.template.spec.containers[engine].command: Forbidden"},
+		},
+		"EditNotInEffect": {
+			obj:  `{metadata: {generation: 3}, status: {observedGeneration: 2, conditions: [{type: Admissible, status: "True", reason: Admissible}]}}`,
+			want: health{"Progressing", "generation 3 is not fully in effect yet (observedGeneration 2)"},
+		},
+		"AdmissibleAtItsGeneration": {
+			obj:  `{metadata: {generation: 3}, status: {observedGeneration: 3, conditions: [{type: Admissible, status: "True", reason: Admissible}]}}`,
+			want: health{"Healthy", "Admissible"},
 		},
 	}
 	for name, tc := range cases {
