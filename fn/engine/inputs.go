@@ -114,7 +114,7 @@ func Read(req *fnv1.RunFunctionRequest, cfg v1beta1.Resolved) (Inputs, error) {
 	if err := decodeField(u.Object, "status", &in.Status); err != nil {
 		return Inputs{}, errors.Wrap(err, "cannot decode composite status")
 	}
-	in.Renderings = decodeRecordings(in.Engine, in.Namespace, in.Status.Renderings)
+	in.Renderings = decodeRecordings(in.Engine, in.Namespace, in.Config.PodSecurity, in.Status.Renderings)
 	in.RenderingsVerified = observedCondition(u.Object, TypeRenderingsVerified)
 
 	ocds, err := request.GetObservedComposedResources(req)

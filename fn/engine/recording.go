@@ -12,6 +12,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go/errors"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
 )
@@ -113,12 +114,12 @@ func (r Recording) encoded() Recording {
 // decodeRecording reverses record, and accepts the result only if it is
 // what engine's generation would have been rendered as: see
 // verifyRecording.
-func decodeRecording(engine, namespace string, r v1alpha1.GenerationRendering) Recording {
+func decodeRecording(engine, namespace string, ps v1beta1.PodSecurity, r v1alpha1.GenerationRendering) Recording {
 	out := Recording{Generation: r.Generation, Hash: r.Hash, Encoded: r.Objects}
 	objs, err := decodeObjects(r.Objects)
 	if err == nil {
 		out.Objects = objs
-		err = verifyRecording(engine, namespace, out)
+		err = verifyRecording(engine, namespace, ps, out)
 	}
 	if err != nil {
 		return Recording{Generation: r.Generation, Hash: r.Hash, Err: err}
@@ -162,7 +163,7 @@ func decodeObjects(s string) (GenerationObjects, error) {
 // decodeRecordings decodes and verifies engine's status.renderings by
 // generation. A rejected recording keeps its Err and no objects, so its
 // generation is treated as having no recording.
-func decodeRecordings(engine, namespace string, rs []v1alpha1.GenerationRendering) map[int]Recording {
+func decodeRecordings(engine, namespace string, ps v1beta1.PodSecurity, rs []v1alpha1.GenerationRendering) map[int]Recording {
 	out := make(map[int]Recording, min(len(rs), maxRecordings))
 	if len(rs) > maxRecordings {
 		// More than a rollout ever records: none of them is trusted, and
@@ -174,7 +175,7 @@ func decodeRecordings(engine, namespace string, rs []v1alpha1.GenerationRenderin
 		return out
 	}
 	for _, r := range rs {
-		out[r.Generation] = decodeRecording(engine, namespace, r)
+		out[r.Generation] = decodeRecording(engine, namespace, ps, r)
 	}
 	return out
 }

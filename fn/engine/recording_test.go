@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )
 
@@ -30,7 +31,7 @@ func TestRecordingRoundTrip(t *testing.T) {
 	in := testInputs(t, "creating", 3, 2)
 	rec := renderFor(in, 3, in.Spec)
 
-	got := decodeRecording(in.Engine, in.Namespace, v1alpha1.GenerationRendering{Generation: 3, Hash: rec.Hash, Objects: rec.Encoded})
+	got := decodeRecording(in.Engine, in.Namespace, v1beta1.PodSecurity{}, v1alpha1.GenerationRendering{Generation: 3, Hash: rec.Hash, Objects: rec.Encoded})
 	if got.Err != nil {
 		t.Fatalf("decodeRecording: %v", got.Err)
 	}
@@ -76,7 +77,7 @@ func TestDecodeRecordingRejectsBadInput(t *testing.T) {
 	}
 	for name, enc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := decodeRecording("demo", "firebolt", v1alpha1.GenerationRendering{Generation: 1, Hash: "h", Objects: enc})
+			got := decodeRecording("demo", "firebolt", v1beta1.PodSecurity{}, v1alpha1.GenerationRendering{Generation: 1, Hash: "h", Objects: enc})
 			if got.Err == nil || got.usable() {
 				t.Errorf("decodeRecording(%s): want an unusable recording with an error, got err=%v usable=%v", name, got.Err, got.usable())
 			}
@@ -91,7 +92,7 @@ func TestUndecodableRecordingIsNotWrittenBack(t *testing.T) {
 	in := stableAt(t, 0, baseSpec())
 	broken := v1alpha1.GenerationRendering{Generation: 0, Hash: in.Renderings[0].Hash, Objects: "%%%"}
 	in.Status.Renderings = []v1alpha1.GenerationRendering{broken}
-	in.Renderings = decodeRecordings(in.Engine, in.Namespace, in.Status.Renderings)
+	in.Renderings = decodeRecordings(in.Engine, in.Namespace, v1beta1.PodSecurity{}, in.Status.Renderings)
 
 	p := Compute(in, Signals{}, testNow)
 	want := []v1alpha1.GenerationRendering{{Generation: 1, Hash: renderFor(in, 1, in.Spec).Hash, Objects: renderFor(in, 1, in.Spec).Encoded}}
@@ -113,7 +114,7 @@ func TestDecodeRecordingsBoundsTheirCount(t *testing.T) {
 	for i := range rs {
 		rs[i] = v1alpha1.GenerationRendering{Generation: i, Hash: honest.Hash, Objects: honest.Encoded}
 	}
-	got := decodeRecordings(in.Engine, in.Namespace, rs)
+	got := decodeRecordings(in.Engine, in.Namespace, v1beta1.PodSecurity{}, rs)
 	if len(got) != maxRecordings {
 		t.Errorf("want %d entries, got %d", maxRecordings, len(got))
 	}
@@ -122,7 +123,7 @@ func TestDecodeRecordingsBoundsTheirCount(t *testing.T) {
 			t.Errorf("generation %d: want a rejected recording, got usable=%v err=%v", g, r.usable(), r.Err)
 		}
 	}
-	if ok := decodeRecordings(in.Engine, in.Namespace, rs[:1]); !ok[0].usable() {
+	if ok := decodeRecordings(in.Engine, in.Namespace, v1beta1.PodSecurity{}, rs[:1]); !ok[0].usable() {
 		t.Errorf("one honest recording should be usable: %v", ok[0].Err)
 	}
 }
@@ -155,6 +156,12 @@ func TestVerifyRecording(t *testing.T) {
 		"HeadlessIsLoadBalancer": {set(suffixHeadless, "spec", "type"), "LoadBalancer"},
 		"HeadlessHasAClusterIP":  {set(suffixHeadless, "spec", "clusterIP"), nil},
 		"OtherGeneration":        {set(suffixStatefulSet, "metadata", "name"), "demo-g4"},
+		"HostNetwork":            {set(suffixStatefulSet, "spec", "template", "spec", "hostNetwork"), true},
+		"NodeName":               {set(suffixStatefulSet, "spec", "template", "spec", "nodeName"), "node-1"},
+		"HostPathVolume":         {set(suffixStatefulSet, "spec", "template", "spec", "volumes"), []any{map[string]any{"name": "root", "hostPath": map[string]any{"path": "/"}}}},
+		"RunsAsRoot":             {set(suffixStatefulSet, "spec", "template", "spec", "securityContext", "runAsUser"), int64(0)},
+		"PrivilegedContainer": {set(suffixStatefulSet, "spec", "template", "spec", "containers"), []any{map[string]any{
+			"name": "engine", "image": "example.com/x:1", "securityContext": map[string]any{"privileged": true}}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -163,19 +170,19 @@ func TestVerifyRecording(t *testing.T) {
 			tc.mutate(rec.Objects, tc.value)
 			// A forger recomputes the hash: identity is checked regardless.
 			rec.Hash = record(3, rec.Objects).Hash
-			if err := verifyRecording(in.Engine, in.Namespace, rec); err == nil {
+			if err := verifyRecording(in.Engine, in.Namespace, v1beta1.PodSecurity{}, rec); err == nil {
 				t.Errorf("verifyRecording accepted a recording with %s", name)
 			}
 		})
 	}
 	honest := renderFor(in, 3, in.Spec)
-	if err := verifyRecording(in.Engine, in.Namespace, honest); err != nil {
+	if err := verifyRecording(in.Engine, in.Namespace, v1beta1.PodSecurity{}, honest); err != nil {
 		t.Errorf("honest recording rejected: %v", err)
 	}
-	if err := verifyRecording("other", in.Namespace, honest); err == nil {
+	if err := verifyRecording("other", in.Namespace, v1beta1.PodSecurity{}, honest); err == nil {
 		t.Errorf("another engine's recording accepted")
 	}
-	if err := verifyRecording(in.Engine, in.Namespace, Recording{Generation: 4, Hash: honest.Hash, Objects: honest.Objects}); err == nil {
+	if err := verifyRecording(in.Engine, in.Namespace, v1beta1.PodSecurity{}, Recording{Generation: 4, Hash: honest.Hash, Objects: honest.Objects}); err == nil {
 		t.Errorf("generation 3's recording accepted as generation 4")
 	}
 }

@@ -6,9 +6,15 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane/function-sdk-go/errors"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
 )
 
 // identity is what one of a generation's objects must be: its type, its
@@ -44,10 +50,12 @@ var renderedMetadata = map[string]bool{"name": true, "namespace": true, "labels"
 // do more than re-apply what this engine's generation would have been:
 // every object has its generation's kind, name, namespace and labels, the
 // StatefulSet and the headless Service select exactly the generation's pods,
-// and the hash is the hash of the content. Whoever can write the
-// composite's status must not be able to make Crossplane apply another
-// object, or adopt another engine's pods.
-func verifyRecording(engine, namespace string, r Recording) error {
+// its pods ask for nothing the function would refuse to render under the
+// pod-security allow-list ps, and the hash is the hash of the content.
+// Whoever can write the composite's status must not be able to make
+// Crossplane apply another object, adopt another engine's pods, or run a
+// privileged pod under a generation's name.
+func verifyRecording(engine, namespace string, ps v1beta1.PodSecurity, r Recording) error {
 	if engine == "" || namespace == "" {
 		return errors.New("the composite has no claim labels to verify it against")
 	}
@@ -81,8 +89,25 @@ func verifyRecording(engine, namespace string, r Recording) error {
 	if typ != "ClusterIP" || ip != "None" {
 		return errors.Errorf("headless Service is type %q with clusterIP %q, want a headless ClusterIP Service", typ, ip)
 	}
+	if err := verifyPodTemplate(sts, ps); err != nil {
+		return err
+	}
 	if got := record(r.Generation, r.Objects).Hash; got != r.Hash {
 		return errors.Errorf("recorded hash %q does not match its content, which hashes to %q", r.Hash, got)
+	}
+	return nil
+}
+
+// verifyPodTemplate applies to a recorded StatefulSet's pods the checks a
+// rendered pod passes.
+func verifyPodTemplate(sts map[string]any, ps v1beta1.PodSecurity) error {
+	raw, _, _ := unstructured.NestedMap(sts, "spec", "template")
+	tpl := &corev1.PodTemplateSpec{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, tpl); err != nil {
+		return errors.Wrap(err, "cannot decode the statefulset pod template")
+	}
+	if errs := podtemplate.CheckRendered(tpl, ps, field.NewPath("spec", "template")); len(errs) > 0 {
+		return errors.Wrap(errs.ToAggregate(), "statefulset pod template")
 	}
 	return nil
 }
