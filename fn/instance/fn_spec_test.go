@@ -228,7 +228,7 @@ func TestRunFunctionTemplates(t *testing.T) {
 		want   func(t *testing.T) want
 	}{
 		"AllowedFields": {
-			reason: "Scheduling, pull secrets, labels, annotations, a sidecar and image, pull policy and resources on the primary containers are merged in; the operator's own fields stay; a custom metrics port moves the Envoy config and the metrics container port.",
+			reason: "Scheduling, pull secrets, labels, annotations, a sidecar and image, pull policy and resources on the primary containers are merged in; the operator's own fields stay; a custom metrics port moves the Envoy config and the metrics container port. The gateway's pod securityContext is the template's, unchanged: the operator adds no seccomp profile there, as the original.",
 			req: func(t *testing.T) request {
 				return request{xr: xr(t, `
 metadata:
@@ -278,7 +278,7 @@ gateway:
 					"gateway": wantGatewayDeployment(t, envoy).with(t,
 						"spec.replicas", 3,
 						"spec.template.metadata.annotations[prometheus.io/scrape]", "true",
-						"spec.template.spec.securityContext", map[string]any{"runAsNonRoot": true, "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
+						"spec.template.spec.securityContext", map[string]any{"runAsNonRoot": true},
 						"spec.template.spec.tolerations", []any{map[string]any{"key": "dedicated", "operator": "Equal", "value": "gateway", "effect": "NoSchedule"}},
 						"spec.template.spec.containers[0].ports[1].containerPort", 9102,
 						"spec.template.spec.containers[0].resources", map[string]any{"limits": map[string]any{"memory": "1Gi"}},

@@ -65,11 +65,11 @@ spec:
           limits: {cpu: 250m, memory: 256Mi}
         readinessProbe:
           tcpSocket: {port: 5432}
-          initialDelaySeconds: 5
-          periodSeconds: 10
+          initialDelaySeconds: 1
+          periodSeconds: 5
         livenessProbe:
           exec: {command: [pg_isready, -U, firebolt]}
-          initialDelaySeconds: 30
+          initialDelaySeconds: 5
           periodSeconds: 10
         securityContext:
           runAsNonRoot: true
@@ -269,8 +269,6 @@ spec:
       automountServiceAccountToken: false
       enableServiceLinks: false
       terminationGracePeriodSeconds: 15
-      securityContext:
-        seccompProfile: {type: RuntimeDefault}
       containers:
       - name: envoy
         image: envoyproxy/envoy:v1.37.2
