@@ -323,18 +323,20 @@ gateway:
 			},
 		},
 		"MetadataNG": {
-			reason: "metadataNG renders the metadata-ng config and runs the pod as UID/GID 1112; the image stays.",
+			reason: "metadataNG renders the metadata-ng config (account id and schema included, as the original) and runs the pod as UID/GID 1112; the image stays.",
 			req: func(t *testing.T) request {
 				return request{xr: xr(t, `{metadataNG: true, metadata: {}, gateway: {}}`, ""), observed: secretOnly(t)}
 			},
 			want: func(t *testing.T) want {
 				config := `pensieve_lite:
+  default_account_id: ` + derivedID + `
   host: 0.0.0.0
   metadata_storage:
     postgresql:
       database: firebolt_metadata
       host: demo-metadata-pg.firebolt.svc.cluster.local
       port: 5432
+      schema: public
   port: 7000
 `
 				dep := wantMetadataDeployment(t, configHash(config, "demo-metadata-postgres-creds", "")).with(t,
