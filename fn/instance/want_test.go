@@ -49,7 +49,7 @@ spec:
         seccompProfile: {type: RuntimeDefault}
       containers:
       - name: postgresql
-        image: postgres:17-alpine
+        image: postgres:16-alpine
         ports:
         - {name: tcp-postgresql, containerPort: 5432, protocol: TCP}
         env:
@@ -179,7 +179,7 @@ spec:
         seccompProfile: {type: RuntimeDefault}
       containers:
       - name: metadata
-        image: ghcr.io/firebolt-db/metadata:latest
+        image: ghcr.io/firebolt-db/metadata:release-5.0.0-pre.0.20260815074041.524de236b514
         command: [/dedicated-pensieve, --config, /configs/config.yaml]
         ports:
         - {name: grpc, containerPort: 7000, protocol: TCP}
