@@ -367,14 +367,12 @@ func TestInstanceClaims(t *testing.T) {
 			kind:   kind, obj: i(setf("spec.id", "01JC7Q3X9Z")), old: i(setf("spec.id", "")),
 		},
 		"IDChanged": {
-			reason: "spec.id may not change once set.",
-			kind:   kind, obj: i(setf("spec.id", "other")), old: i(setf("spec.id", "01JC7Q3X9Z")),
-			errors: []string{`spec: Invalid value: spec.id is immutable once set`},
+			reason: "spec.id may change at admission, which cannot see the id in use; the function never switches an account in use, and a spec.id corrected to status.id must apply.",
+			kind:   kind, obj: i(setf("spec.id", "01KYYC8A80558KKP6M99KQ0AVJ")), old: i(setf("spec.id", "01JC7Q3X9Z")),
 		},
 		"IDCleared": {
-			reason: "spec.id may not be cleared once set.",
+			reason: "spec.id may be removed; the account in use stays.",
 			kind:   kind, obj: i(), old: i(setf("spec.id", "01JC7Q3X9Z")),
-			errors: []string{`spec: Invalid value: spec.id is immutable once set`},
 		},
 		"MetadataReplicas": {
 			reason: "The metadata service runs exactly one replica.",
@@ -382,9 +380,12 @@ func TestInstanceClaims(t *testing.T) {
 			errors: []string{`spec.metadata: Invalid value: spec.metadata.replicas must be 1`},
 		},
 		"EngineRegistration": {
-			reason: "engineRegistration is not implemented.",
+			reason: "engineRegistration is accepted, as the original accepts it; it has no effect yet and a condition says so.",
 			kind:   kind, obj: i(setf("spec.metadata.engineRegistration", true)),
-			errors: []string{`spec.metadata: Invalid value: spec.metadata.engineRegistration is not implemented yet by firebolt-crossplane; remove it or set it to false`},
+		},
+		"OriginalInstanceFull": {
+			reason: "The original's examples/instance-full.yaml (external PostgreSQL, engineRegistration, metadata and gateway templates) applies as a claim.",
+			kind:   kind, obj: func(*testing.T) map[string]any { return obj(originalInstanceFull) },
 		},
 		"EngineRegistrationFalse": {
 			reason: "A disabled engineRegistration applies.",
@@ -596,3 +597,49 @@ spec:
 		})
 	}
 }
+
+// originalInstanceFull is the FireboltInstance of the original operator's
+// examples/instance-full.yaml, field for field.
+const originalInstanceFull = `
+apiVersion: compute.firebolt.io/v1alpha1
+kind: FireboltInstance
+metadata:
+  name: firebolt
+  namespace: firebolt
+spec:
+  metadata:
+    postgres:
+      host: postgres.firebolt.svc
+      port: 5432
+      database: firebolt_metadata
+      credentialsSecretRef:
+        name: metadata-postgres-credentials
+    engineRegistration: true
+    template:
+      spec:
+        serviceAccountName: metadata
+        nodeSelector:
+          firebolt.dev/pool: system
+        containers:
+        - name: metadata
+          image: ghcr.io/firebolt-db/metadata:latest
+          imagePullPolicy: IfNotPresent
+          resources:
+            requests:
+              cpu: 200m
+              memory: 1Gi
+            limits:
+              memory: 2Gi
+  gateway:
+    replicas: 2
+    template:
+      spec:
+        nodeSelector:
+          firebolt.dev/pool: system
+        containers:
+        - name: envoy
+          resources:
+            requests:
+              cpu: 100m
+              memory: 256Mi
+`

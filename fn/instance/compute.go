@@ -92,7 +92,8 @@ func Compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 		},
 	}
 	spec := in.XR.Spec
-	id := instanceID(spec.ID, in.XR.Status.ID, in.XR.ObjectMeta)
+	id, idRefused := instanceID(spec.ID, in.XR.Status.ID, in.XR.ObjectMeta)
+	c.idRefused = idRefused
 
 	var external string
 	if spec.Metadata.Postgres != nil {
@@ -129,6 +130,9 @@ func Compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 	}
 
 	c.status(id, metaBlock, gwBlock, spec.Metadata.Postgres == nil)
+	if r := engineRegistration(spec.Metadata.EngineRegistration, in.Conditions); r != nil {
+		c.plan.Conditions = append(c.plan.Conditions, *r)
+	}
 	return c.plan, nil
 }
 
@@ -137,6 +141,10 @@ type computation struct {
 	cfg  v1beta1.Resolved
 	n    names
 	plan Plan
+	// idRefused says why spec.id is not the account in use, if so: the
+	// metadata service keeps running with the published id, and its
+	// condition tells the spec is not in effect.
+	idRefused *blocked
 }
 
 // add renders a typed object as desired state under rn.

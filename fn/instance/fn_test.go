@@ -200,11 +200,11 @@ conditions:
 				}
 			},
 		},
-		"SpecID": {
-			reason: "spec.id wins over the published id and is what the metadata service is configured with.",
+		"SpecIDBeforeAnyIsPublished": {
+			reason: "Before an id is in use, spec.id is the account the metadata service is configured with, and the one published.",
 			pw:     func(*testing.T) instance.PasswordGenerator { return fixedPassword },
 			req: func(t *testing.T) request {
-				return request{xr: xr(t, `{id: 01KP98J0000000000000000000, metadata: {}, gateway: {}}`, `{id: `+derivedID+`}`)}
+				return request{xr: xr(t, `{id: 01KP98J0000000000000000000, metadata: {}, gateway: {}}`, "")}
 			},
 			want: func(t *testing.T) want {
 				return want{
@@ -212,6 +212,124 @@ conditions:
 					resources:  merge(wantPostgres(t, password), wantInternalMetadata(t, "01KP98J0000000000000000000"), wantGateway(t)),
 					conditions: conditionsProvisioning(),
 					ttl:        provisioningTTL,
+				}
+			},
+		},
+		"SpecIDNeverSwitchesTheAccountInUse": {
+			reason: "A spec.id set after another id was published is not applied: the metadata service keeps the published account, MetadataReady names both ids and the way out, one warning, and the instance is Degraded until the spec says the account in use.",
+			pw:     noPassword,
+			req: func(t *testing.T) request {
+				return request{
+					xr: xr(t, `{id: 01KP98J0000000000000000000, metadata: {}, gateway: {}}`, `
+phase: Ready
+id: `+derivedID+`
+conditions:
+- {type: MetadataReady, status: "True", reason: Ready}
+- {type: GatewayReady, status: "True", reason: Ready}
+`),
+					observed: observedRunning(t),
+				}
+			},
+			want: func(t *testing.T) want {
+				res := merge(wantPostgres(t, password), wantInternalMetadata(t, derivedID), wantGateway(t))
+				msg := `spec.id "01KP98J0000000000000000000" is not applied: account "` + derivedID + `" (status.id) is in use, and switching accounts would hide every engine's data from the metadata service. ` +
+					`To keep the account, set spec.id to "` + derivedID + `" (this pins it) or remove spec.id; to use account "01KP98J0000000000000000000", create a new FireboltInstance with that spec.id`
+				return want{
+					status:    status("Degraded", derivedID, true, true),
+					resources: res,
+					readyRes:  allReady(keys(res)...),
+					conditions: []*fnv1.Condition{
+						cond("MetadataReady", false, "IDChangeRefused", msg),
+						cond("GatewayReady", true, "Ready", "gateway is available at "+gatewayEndpoint),
+					},
+					results: []*fnv1.Result{
+						result(fnv1.Severity_SEVERITY_WARNING, "IDChangeRefused", msg),
+						result(fnv1.Severity_SEVERITY_WARNING, "Degraded", "FireboltInstance is Degraded: MetadataReady: "+msg),
+					},
+					ttl: provisioningTTL,
+				}
+			},
+		},
+		"SpecIDPinsTheAccountInUse": {
+			reason: "spec.id set to the published id (pinned in Git) is accepted: nothing changes and the instance is Ready.",
+			pw:     noPassword,
+			req: func(t *testing.T) request {
+				return request{
+					xr: xr(t, `{id: `+derivedID+`, metadata: {}, gateway: {}}`, `
+phase: Ready
+id: `+derivedID+`
+conditions:
+- {type: MetadataReady, status: "True", reason: Ready}
+- {type: GatewayReady, status: "True", reason: Ready}
+`),
+					observed: observedRunning(t),
+				}
+			},
+			want: func(t *testing.T) want {
+				res := merge(wantPostgres(t, password), wantInternalMetadata(t, derivedID), wantGateway(t))
+				return want{
+					status:     status("Ready", derivedID, true, true),
+					ready:      true,
+					resources:  res,
+					readyRes:   allReady(keys(res)...),
+					conditions: conditionsReady(),
+					ttl:        stableTTL,
+				}
+			},
+		},
+		"EngineRegistrationIsReported": {
+			reason: "engineRegistration: true is accepted and changes nothing it renders; a condition says it has no effect yet, without a warning or a change of phase.",
+			pw:     noPassword,
+			req: func(t *testing.T) request {
+				return request{
+					xr: xr(t, `{metadata: {engineRegistration: true}, gateway: {}}`, `
+phase: Ready
+id: `+derivedID+`
+conditions:
+- {type: MetadataReady, status: "True", reason: Ready}
+- {type: GatewayReady, status: "True", reason: Ready}
+`),
+					observed: observedRunning(t),
+				}
+			},
+			want: func(t *testing.T) want {
+				res := merge(wantPostgres(t, password), wantInternalMetadata(t, derivedID), wantGateway(t))
+				return want{
+					status:    status("Ready", derivedID, true, true),
+					ready:     true,
+					resources: res,
+					readyRes:  allReady(keys(res)...),
+					conditions: append(conditionsReady(), cond("EngineRegistration", false, "NotImplemented",
+						"spec.metadata.engineRegistration is true but has no effect yet: engines are not registered in the metadata service (neither does the original operator, which declares the field and never acts on it)")),
+					ttl: stableTTL,
+				}
+			},
+		},
+		"EngineRegistrationTurnedOff": {
+			reason: "Crossplane keeps a condition a function stops sending, so once reported it turns to Disabled when the field goes back to false.",
+			pw:     noPassword,
+			req: func(t *testing.T) request {
+				return request{
+					xr: xr(t, defaultSpec, `
+phase: Ready
+id: `+derivedID+`
+conditions:
+- {type: MetadataReady, status: "True", reason: Ready}
+- {type: GatewayReady, status: "True", reason: Ready}
+- {type: EngineRegistration, status: "False", reason: NotImplemented}
+`),
+					observed: observedRunning(t),
+				}
+			},
+			want: func(t *testing.T) want {
+				res := merge(wantPostgres(t, password), wantInternalMetadata(t, derivedID), wantGateway(t))
+				return want{
+					status:     status("Ready", derivedID, true, true),
+					ready:      true,
+					resources:  res,
+					readyRes:   allReady(keys(res)...),
+					conditions: append(conditionsReady(), cond("EngineRegistration", false, "Disabled", "spec.metadata.engineRegistration is false")),
+					ttl:        stableTTL,
 				}
 			},
 		},

@@ -18,6 +18,7 @@ var userErrors = map[string]bool{
 	ReasonPostgresEnsureFailed:          true,
 	ReasonPostgresSecretPreflightFailed: true,
 	ReasonEnsureFailed:                  true,
+	ReasonIDChangeRefused:               true,
 }
 
 // status decides the instance's status, conditions, events, readiness and
@@ -45,6 +46,8 @@ func (c *computation) status(id string, metaBlock, gwBlock *blocked, internalPos
 	switch {
 	case metaBlock != nil:
 		meta.Status, meta.Reason, meta.Message = corev1.ConditionFalse, metaBlock.reason, metaBlock.message
+	case c.idRefused != nil:
+		meta.Status, meta.Reason, meta.Message = corev1.ConditionFalse, c.idRefused.reason, c.idRefused.message
 	case metaServing:
 		meta.Status, meta.Reason, meta.Message = corev1.ConditionTrue, ReasonReady, "metadata service is available at "+st.MetadataEndpoint
 	default:
