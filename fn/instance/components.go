@@ -38,7 +38,16 @@ func (c *computation) postgres(ext *v1alpha1.PostgresSpec) (database, error) {
 		target:      postgresTarget{Host: n.postgresHost(), Port: PostgresPort, Database: postgresDatabase, Schema: postgresDefaultSchema},
 		credentials: n.postgresCredentials(),
 	}
-	creds, problems := postgresCredentialsFor(c.in.Observed[RNPostgresCredentials], c.in.CandidatePassword)
+	secret := c.in.Observed[RNPostgresCredentials]
+	if secret == nil {
+		var block *blocked
+		if secret, block = c.existingDatabase(); block != nil {
+			c.freeze(RNPostgres, RNPostgresHeadless)
+			db.block = block
+			return db, nil
+		}
+	}
+	creds, problems := postgresCredentialsFor(secret, c.in.CandidatePassword)
 	if len(problems) > 0 {
 		c.freeze(RNPostgresCredentials, RNPostgres, RNPostgresHeadless)
 		db.block = &blocked{reason: ReasonPostgresEnsureFailed, message: fmt.Sprintf(

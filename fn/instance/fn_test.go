@@ -67,6 +67,22 @@ func observedRunning(t *testing.T) map[string]obj {
 
 const defaultSpec = `{metadata: {}, gateway: {}}`
 
+// noDatabase is Crossplane's answer, while the credentials Secret is not
+// composed, that neither the Secret nor PostgreSQL's volume claim exists.
+func noDatabase() map[string][]obj {
+	return map[string][]obj{"postgres-credentials": nil, "postgres-volume": nil}
+}
+
+// databaseRequirements are what the composer asks for while the internal
+// credentials Secret is not composed.
+func databaseRequirements() map[string]*fnv1.ResourceSelector {
+	ns := namespace
+	return map[string]*fnv1.ResourceSelector{
+		"postgres-credentials": {ApiVersion: "v1", Kind: "Secret", Namespace: &ns, Match: &fnv1.ResourceSelector_MatchName{MatchName: "demo-metadata-postgres-creds"}},
+		"postgres-volume":      {ApiVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: &ns, Match: &fnv1.ResourceSelector_MatchName{MatchName: "data-demo-metadata-pg-0"}},
+	}
+}
+
 func conditionsProvisioning() []*fnv1.Condition {
 	return []*fnv1.Condition{
 		cond("MetadataReady", false, "Provisioning", `waiting for PostgreSQL StatefulSet "demo-metadata-pg" to become ready and Deployment "demo-metadata" to become available`),
@@ -94,13 +110,14 @@ func TestRunFunctionInternalPostgres(t *testing.T) {
 		"FirstReconcile": {
 			reason: "Nothing exists yet: every object is rendered and none is ready, the password is minted, the id derived, the phase is Provisioning and no event is emitted.",
 			pw:     func(*testing.T) instance.PasswordGenerator { return fixedPassword },
-			req:    func(t *testing.T) request { return request{xr: xr(t, defaultSpec, "")} },
+			req:    func(t *testing.T) request { return request{xr: xr(t, defaultSpec, ""), required: noDatabase()} },
 			want: func(t *testing.T) want {
 				return want{
-					status:     status("Provisioning", derivedID, false, false),
-					resources:  all(t),
-					conditions: conditionsProvisioning(),
-					ttl:        provisioningTTL,
+					status:       status("Provisioning", derivedID, false, false),
+					resources:    all(t),
+					conditions:   conditionsProvisioning(),
+					requirements: databaseRequirements(),
+					ttl:          provisioningTTL,
 				}
 			},
 		},
@@ -204,14 +221,15 @@ conditions:
 			reason: "Before an id is in use, spec.id is the account the metadata service is configured with, and the one published.",
 			pw:     func(*testing.T) instance.PasswordGenerator { return fixedPassword },
 			req: func(t *testing.T) request {
-				return request{xr: xr(t, `{id: 01KP98J0000000000000000000, metadata: {}, gateway: {}}`, "")}
+				return request{xr: xr(t, `{id: 01KP98J0000000000000000000, metadata: {}, gateway: {}}`, ""), required: noDatabase()}
 			},
 			want: func(t *testing.T) want {
 				return want{
-					status:     status("Provisioning", "01KP98J0000000000000000000", false, false),
-					resources:  merge(wantPostgres(t, password), wantInternalMetadata(t, "01KP98J0000000000000000000"), wantGateway(t)),
-					conditions: conditionsProvisioning(),
-					ttl:        provisioningTTL,
+					status:       status("Provisioning", "01KP98J0000000000000000000", false, false),
+					resources:    merge(wantPostgres(t, password), wantInternalMetadata(t, "01KP98J0000000000000000000"), wantGateway(t)),
+					conditions:   conditionsProvisioning(),
+					requirements: databaseRequirements(),
+					ttl:          provisioningTTL,
 				}
 			},
 		},

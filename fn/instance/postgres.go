@@ -124,6 +124,14 @@ func renderPostgresStatefulSet(n names, image string) *appsv1.StatefulSet {
 					},
 				},
 			},
+			// The volume goes with the instance, as the original's deletion
+			// sweep takes its PVCs: a claim left behind would leak its
+			// storage and hand its old data, initialised with the old
+			// password, to an instance re-created under the same name.
+			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType,
+				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+			},
 			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
 				ObjectMeta: metav1.ObjectMeta{Name: postgresVolume, Labels: labels},
 				Spec: corev1.PersistentVolumeClaimSpec{

@@ -84,6 +84,7 @@ spec:
       volumes:
       - {name: run-postgresql, emptyDir: {}}
       - {name: tmp, emptyDir: {}}
+  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete, whenScaled: Retain}
   volumeClaimTemplates:
   - metadata:
       name: data
