@@ -11,8 +11,10 @@ import (
 // is not observed as composed: on the first calls of a new instance, or
 // after someone deleted it. PostgreSQL keeps the password its data
 // directory was initialised with, so a new password is minted only when no
-// database can exist: no PostgreSQL StatefulSet and no volume claim. A
-// Secret found by name (restored by the user) is adopted as it is.
+// database can exist: no PostgreSQL StatefulSet and no volume claim (the
+// StatefulSet is rendered only once its Secret exists, so either one
+// without the Secret means the Secret was lost). A Secret found by name
+// (restored by the user) is adopted as it is.
 //
 // It returns the Secret to reproduce, nil to mint one, or why PostgreSQL
 // must stop short. Messages name objects and keys, never values.

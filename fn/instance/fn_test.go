@@ -108,13 +108,15 @@ func TestRunFunctionInternalPostgres(t *testing.T) {
 		want   func(t *testing.T) want
 	}{
 		"FirstReconcile": {
-			reason: "Nothing exists yet: every object is rendered and none is ready, the password is minted, the id derived, the phase is Provisioning and no event is emitted.",
+			reason: "Nothing exists yet: every object but the PostgreSQL StatefulSet is rendered and none is ready, the password is minted, the id derived, the phase is Provisioning and no event is emitted. The StatefulSet follows once its Secret exists.",
 			pw:     func(*testing.T) instance.PasswordGenerator { return fixedPassword },
 			req:    func(t *testing.T) request { return request{xr: xr(t, defaultSpec, ""), required: noDatabase()} },
 			want: func(t *testing.T) want {
+				res := all(t)
+				delete(res, "postgres")
 				return want{
 					status:       status("Provisioning", derivedID, false, false),
-					resources:    all(t),
+					resources:    res,
 					conditions:   conditionsProvisioning(),
 					requirements: databaseRequirements(),
 					ttl:          provisioningTTL,
@@ -224,9 +226,11 @@ conditions:
 				return request{xr: xr(t, `{id: 01KP98J0000000000000000000, metadata: {}, gateway: {}}`, ""), required: noDatabase()}
 			},
 			want: func(t *testing.T) want {
+				res := merge(wantPostgres(t, password), wantInternalMetadata(t, "01KP98J0000000000000000000"), wantGateway(t))
+				delete(res, "postgres")
 				return want{
 					status:       status("Provisioning", "01KP98J0000000000000000000", false, false),
-					resources:    merge(wantPostgres(t, password), wantInternalMetadata(t, "01KP98J0000000000000000000"), wantGateway(t)),
+					resources:    res,
 					conditions:   conditionsProvisioning(),
 					requirements: databaseRequirements(),
 					ttl:          provisioningTTL,
