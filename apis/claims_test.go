@@ -414,14 +414,12 @@ func TestInstanceClaims(t *testing.T) {
 			kind:   kind, obj: i(setf("spec.id", "01JC7Q3X9Z")), old: i(setf("spec.id", "")),
 		},
 		"IDChanged": {
-			reason: "spec.id may not change once set.",
-			kind:   kind, obj: i(setf("spec.id", "other")), old: i(setf("spec.id", "01JC7Q3X9Z")),
-			errors: []string{`spec: Invalid value: spec.id is immutable once set`},
+			reason: "spec.id may change at admission, which cannot see the id in use; the function never switches an account in use, and a spec.id corrected to status.id must apply.",
+			kind:   kind, obj: i(setf("spec.id", "01KYYC8A80558KKP6M99KQ0AVJ")), old: i(setf("spec.id", "01JC7Q3X9Z")),
 		},
 		"IDCleared": {
-			reason: "spec.id may not be cleared once set.",
+			reason: "spec.id may be removed; the account in use stays.",
 			kind:   kind, obj: i(), old: i(setf("spec.id", "01JC7Q3X9Z")),
-			errors: []string{`spec: Invalid value: spec.id is immutable once set`},
 		},
 		"MetadataReplicas": {
 			reason: "The metadata service runs exactly one replica.",
@@ -429,9 +427,14 @@ func TestInstanceClaims(t *testing.T) {
 			errors: []string{`spec.metadata: Invalid value: spec.metadata.replicas must be 1`},
 		},
 		"EngineRegistration": {
-			reason: "engineRegistration is not implemented.",
+			reason: "engineRegistration is accepted, as the original accepts it; it has no effect yet and a condition says so.",
 			kind:   kind, obj: i(setf("spec.metadata.engineRegistration", true)),
-			errors: []string{`spec.metadata: Invalid value: spec.metadata.engineRegistration is not implemented yet by firebolt-crossplane; remove it or set it to false`},
+		},
+		"OriginalInstanceFull": {
+			reason: "An instance shaped as the original's examples/instance-full.yaml (external PostgreSQL, engineRegistration, metadata and gateway templates) applies as a claim.",
+			kind:   kind, obj: func(t *testing.T) map[string]any {
+				return originalExamples(t)["instance-external-postgres.yaml/FireboltInstance/central"]
+			},
 		},
 		"EngineRegistrationFalse": {
 			reason: "A disabled engineRegistration applies.",

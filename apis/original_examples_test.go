@@ -48,9 +48,6 @@ func TestOriginalExamplesStillValidate(t *testing.T) {
 		"class-with-engine.yaml/FireboltEngineClass/memory-heavy": {
 			`spec.autoStop: Invalid value: spec.autoStop: auto-stop is not implemented yet by firebolt-crossplane; remove spec.autoStop or set spec.autoStop.enabled to false`,
 		},
-		"instance-external-postgres.yaml/FireboltInstance/central": {
-			`spec.metadata: Invalid value: spec.metadata.engineRegistration is not implemented yet by firebolt-crossplane; remove it or set it to false`,
-		},
 	}
 	for key, obj := range originalExamples(t) {
 		t.Run(key, func(t *testing.T) {

@@ -21,14 +21,12 @@ const (
 // FireboltInstanceSpec is the desired state of a Firebolt instance: its
 // metadata service, the PostgreSQL behind it and the gateway in front of its
 // engines.
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.id) || size(oldSelf.id) == 0 || (has(self.id) && self.id == oldSelf.id)",message="spec.id is immutable once set"
 type FireboltInstanceSpec struct {
-	// The spec's id rule says size(oldSelf.id) == 0 rather than comparing
-	// with '' because controller-gen's marker parser mangles an empty
-	// quoted string.
-
 	// ID is the metadata account ID. When empty, the function derives one
-	// and reports it in status.id. Can be set once, then never changed.
+	// and reports it in status.id. Once an id is in use (status.id), a
+	// different spec.id is not applied: the instance keeps its account and
+	// says so in the MetadataReady condition. Set it to status.id to pin
+	// the account in Git.
 	// +optional
 	ID string `json:"id,omitempty"`
 
@@ -59,7 +57,6 @@ type FireboltInstanceSpec struct {
 
 // MetadataSpec configures the metadata service.
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas == 1",message="spec.metadata.replicas must be 1"
-// +kubebuilder:validation:XValidation:rule="!has(self.engineRegistration) || !self.engineRegistration",message="spec.metadata.engineRegistration is not implemented yet by firebolt-crossplane; remove it or set it to false"
 type MetadataSpec struct {
 	// Replicas of the metadata service; only 1 is allowed.
 	// +optional
@@ -75,7 +72,10 @@ type MetadataSpec struct {
 	// +optional
 	Postgres *PostgresSpec `json:"postgres,omitempty"`
 
-	// EngineRegistration is not implemented yet; must be false.
+	// EngineRegistration would register engines in the metadata service. It
+	// is accepted and stored but has no effect yet (the original operator
+	// declares it and never acts on it either); when true, the
+	// EngineRegistration condition says so.
 	// +kubebuilder:default=false
 	// +optional
 	EngineRegistration bool `json:"engineRegistration,omitempty"`
@@ -207,8 +207,8 @@ type FireboltInstanceStatus struct {
 	// +optional
 	Phase InstancePhase `json:"phase,omitempty"`
 
-	// ID is the metadata account ID in use: spec.id, or the one derived when
-	// spec.id is empty.
+	// ID is the metadata account ID in use: spec.id or, when spec.id was
+	// empty, a derived one. It never changes once published.
 	// +optional
 	ID string `json:"id,omitempty"`
 

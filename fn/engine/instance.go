@@ -20,8 +20,7 @@ type instanceState struct {
 
 // evaluateInstance applies the original's gate: an instance is usable when
 // it exists, its metadata service is ready, it publishes a metadata
-// endpoint, and it has an id (spec.id, else the one the instance composer
-// derived into status.id). metadataEndpointOverride replaces the endpoint
+// endpoint, and it has an id (the one in use, status.id, else spec.id). metadataEndpointOverride replaces the endpoint
 // in the rendered config; it does not lift the gate.
 func evaluateInstance(in Inputs) instanceState {
 	ref := fmt.Sprintf("FireboltInstance %s/%s", in.Namespace, in.Instance.Name)
@@ -34,9 +33,11 @@ func evaluateInstance(in Inputs) instanceState {
 		return instanceState{Message: ref + ": " + in.Instance.Err}
 	}
 	st := in.Instance.Status
-	id := in.Instance.Spec.ID
+	// status.id is the account the metadata service serves; the instance
+	// never switches it to a later spec.id, so neither may its engines.
+	id := st.ID
 	if id == "" {
-		id = st.ID
+		id = in.Instance.Spec.ID
 	}
 	var missing []string
 	if !st.MetadataReady {

@@ -114,6 +114,9 @@ func newMachine(in Inputs, sig Signals) *machine {
 		m.classProblem = fmt.Sprintf("FireboltEngineClass %s/%s: %s", in.Namespace, in.Class.Name, in.Class.Err)
 	}
 	m.rejection = validate(in)
+	if m.rejection == nil {
+		m.rejection = uiSidecarRejection(in)
+	}
 	return m
 }
 

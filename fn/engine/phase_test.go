@@ -454,6 +454,18 @@ func TestComputeTransitions(t *testing.T) {
 				EngineReady: "False/TemplateRejected", InstanceReady: "True/InstanceReady", TTL: 10 * time.Second,
 			},
 		},
+		"StableUISidecarWithoutImageKeepsServing": {
+			in: func(t *testing.T) Inputs {
+				in := stableAt(t, 0, baseSpec())
+				in.Spec.UISidecar = ptrTo(true)
+				return in
+			},
+			want: summary{
+				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 2, Renderings: []int{0},
+				Resources: merge(gen(0, true, true), route(true)), Route: 0,
+				EngineReady: "False/UISidecarImageNotSet", InstanceReady: "True/InstanceReady", TTL: 10 * time.Second,
+			},
+		},
 		"StoppedIsStableAtZeroReplicas": {
 			in: func(t *testing.T) Inputs {
 				in := stableAt(t, 2, replicasSpec(0))

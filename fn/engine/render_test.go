@@ -102,6 +102,7 @@ storage: {path_style_addressing: true}
 		})
 		in.Class.Spec.Template.Labels = map[string]string{"team": "data", "app": "class"}
 		in.Class.Spec.UISidecar = ptrTo(true)
+		in.Config.Images.EngineUI = "registry.example/firebolt-core-ui:1.2.0"
 		in.Class.Spec.Storage = v1alpha1.EngineStorageSpec{HostPath: &v1alpha1.HostPathStorageSpec{Path: "/ignored"}}
 		in.Class.Spec.CustomEngineConfig = raw(t, `
 logging: {format: text}

@@ -21,6 +21,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
@@ -702,7 +703,7 @@ func (s *sim) activeRunsSpec() (bool, string) {
 	if int32(replicas) != spec.Replicas {
 		return false, fmt.Sprintf("active StatefulSet has %v replicas, spec %d", replicas, spec.Replicas)
 	}
-	wantImage := "ghcr.io/firebolt-db/engine:latest"
+	wantImage := v1beta1.DefaultEngineImage
 	if spec.Template != nil && len(spec.Template.Spec.Containers) > 0 && spec.Template.Spec.Containers[0].Image != "" {
 		wantImage = spec.Template.Spec.Containers[0].Image
 	}

@@ -38,7 +38,21 @@ func (c *computation) postgres(ext *v1alpha1.PostgresSpec) (database, error) {
 		target:      postgresTarget{Host: n.postgresHost(), Port: PostgresPort, Database: postgresDatabase, Schema: postgresDefaultSchema},
 		credentials: n.postgresCredentials(),
 	}
-	creds, problems := postgresCredentialsFor(c.in.Observed[RNPostgresCredentials], c.in.CandidatePassword)
+	secret := c.in.Observed[RNPostgresCredentials]
+	if secret == nil {
+		var block *blocked
+		if secret, block = c.existingDatabase(); block != nil {
+			c.freeze(RNPostgres, RNPostgresHeadless)
+			db.block = block
+			return db, nil
+		}
+	}
+	// A minted Secret goes out first and the StatefulSet only once the
+	// Secret exists: then a StatefulSet or its volume claim without the
+	// Secret always means a database initialised with a password that is
+	// gone, never a first apply Crossplane did not finish.
+	minting := secret == nil
+	creds, problems := postgresCredentialsFor(secret, c.in.CandidatePassword)
 	if len(problems) > 0 {
 		c.freeze(RNPostgresCredentials, RNPostgres, RNPostgresHeadless)
 		db.block = &blocked{reason: ReasonPostgresEnsureFailed, message: fmt.Sprintf(
@@ -46,11 +60,14 @@ func (c *computation) postgres(ext *v1alpha1.PostgresSpec) (database, error) {
 			n.postgresCredentials(), strings.Join(problems, "; "))}
 		return db, nil
 	}
-	return db, c.addAll(map[resource.Name]runtime.Object{
+	objs := map[resource.Name]runtime.Object{
 		RNPostgresCredentials: renderPostgresSecret(n, creds),
-		RNPostgres:            renderPostgresStatefulSet(n, c.cfg.Images.Postgres),
 		RNPostgresHeadless:    renderPostgresService(n),
-	})
+	}
+	if !minting {
+		objs[RNPostgres] = renderPostgresStatefulSet(n, c.cfg.Images.Postgres)
+	}
+	return db, c.addAll(objs)
 }
 
 // externalPostgres asks Crossplane for the user's credentials Secret (on

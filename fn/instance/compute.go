@@ -96,7 +96,8 @@ func Compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 		},
 	}
 	spec := in.XR.Spec
-	id := instanceID(spec.ID, in.XR.Status.ID, in.XR.ObjectMeta)
+	id, idRefused := instanceID(spec.ID, in.XR.Status.ID, in.XR.ObjectMeta)
+	c.idRefused = idRefused
 	if b := validateName(in.Claim); b != nil {
 		// Nothing is rendered; whatever exists is kept as it is.
 		for rn := range in.Observed {
@@ -142,6 +143,9 @@ func Compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 	}
 
 	c.status(id, metaBlock, gwBlock, spec.Metadata.Postgres == nil)
+	if r := engineRegistration(spec.Metadata.EngineRegistration, in.Conditions); r != nil {
+		c.plan.Conditions = append(c.plan.Conditions, *r)
+	}
 	c.generations(metaBlock == nil && gwBlock == nil)
 	return c.plan, nil
 }
@@ -151,6 +155,10 @@ type computation struct {
 	cfg  v1beta1.Resolved
 	n    names
 	plan Plan
+	// idRefused says why spec.id is not the account in use, if so: the
+	// metadata service keeps running with the published id, and its
+	// condition tells the spec is not in effect.
+	idRefused *blocked
 }
 
 // add renders a typed object as desired state under rn.

@@ -228,7 +228,7 @@ func TestRunFunctionTemplates(t *testing.T) {
 		want   func(t *testing.T) want
 	}{
 		"AllowedFields": {
-			reason: "Scheduling, pull secrets, labels, annotations, a sidecar and image, pull policy and resources on the primary containers are merged in; the operator's own fields stay; a custom metrics port moves the Envoy config and the metrics container port.",
+			reason: "Scheduling, pull secrets, labels, annotations, a sidecar and image, pull policy and resources on the primary containers are merged in; the operator's own fields stay; a custom metrics port moves the Envoy config and the metrics container port. The gateway's pod securityContext is the template's, unchanged: the operator adds no seccomp profile there, as the original.",
 			req: func(t *testing.T) request {
 				return request{xr: xr(t, `
 metadata:
@@ -278,7 +278,7 @@ gateway:
 					"gateway": wantGatewayDeployment(t, envoy).with(t,
 						"spec.replicas", 3,
 						"spec.template.metadata.annotations[prometheus.io/scrape]", "true",
-						"spec.template.spec.securityContext", map[string]any{"runAsNonRoot": true, "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
+						"spec.template.spec.securityContext", map[string]any{"runAsNonRoot": true},
 						"spec.template.spec.tolerations", []any{map[string]any{"key": "dedicated", "operator": "Equal", "value": "gateway", "effect": "NoSchedule"}},
 						"spec.template.spec.containers[0].ports[1].containerPort", 9102,
 						"spec.template.spec.containers[0].resources", map[string]any{"limits": map[string]any{"memory": "1Gi"}},
@@ -323,18 +323,20 @@ gateway:
 			},
 		},
 		"MetadataNG": {
-			reason: "metadataNG renders the metadata-ng config and runs the pod as UID/GID 1112; the image stays.",
+			reason: "metadataNG renders the metadata-ng config (account id and schema included, as the original) and runs the pod as UID/GID 1112; the image stays.",
 			req: func(t *testing.T) request {
 				return request{xr: xr(t, `{metadataNG: true, metadata: {}, gateway: {}}`, ""), observed: secretOnly(t)}
 			},
 			want: func(t *testing.T) want {
 				config := `pensieve_lite:
+  default_account_id: ` + derivedID + `
   host: 0.0.0.0
   metadata_storage:
     postgresql:
       database: firebolt_metadata
       host: demo-metadata-pg.firebolt.svc.cluster.local
       port: 5432
+      schema: public
   port: 7000
 `
 				dep := wantMetadataDeployment(t, configHash(config, "demo-metadata-postgres-creds", "")).with(t,

@@ -67,6 +67,22 @@ func observedRunning(t *testing.T) map[string]obj {
 
 const defaultSpec = `{metadata: {}, gateway: {}}`
 
+// noDatabase is Crossplane's answer, while the credentials Secret is not
+// composed, that neither the Secret nor PostgreSQL's volume claim exists.
+func noDatabase() map[string][]obj {
+	return map[string][]obj{"postgres-credentials": nil, "postgres-volume": nil}
+}
+
+// databaseRequirements are what the composer asks for while the internal
+// credentials Secret is not composed.
+func databaseRequirements() map[string]*fnv1.ResourceSelector {
+	ns := namespace
+	return map[string]*fnv1.ResourceSelector{
+		"postgres-credentials": {ApiVersion: "v1", Kind: "Secret", Namespace: &ns, Match: &fnv1.ResourceSelector_MatchName{MatchName: "demo-metadata-postgres-creds"}},
+		"postgres-volume":      {ApiVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: &ns, Match: &fnv1.ResourceSelector_MatchName{MatchName: "data-demo-metadata-pg-0"}},
+	}
+}
+
 func conditionsProvisioning() []*fnv1.Condition {
 	return []*fnv1.Condition{
 		cond("MetadataReady", false, "Provisioning", `waiting for PostgreSQL StatefulSet "demo-metadata-pg" to become ready and Deployment "demo-metadata" to become available`),
@@ -92,15 +108,18 @@ func TestRunFunctionInternalPostgres(t *testing.T) {
 		want   func(t *testing.T) want
 	}{
 		"FirstReconcile": {
-			reason: "Nothing exists yet: every object is rendered and none is ready, the password is minted, the id derived, the phase is Provisioning and no event is emitted.",
+			reason: "Nothing exists yet: every object but the PostgreSQL StatefulSet is rendered and none is ready, the password is minted, the id derived, the phase is Provisioning and no event is emitted. The StatefulSet follows once its Secret exists.",
 			pw:     func(*testing.T) instance.PasswordGenerator { return fixedPassword },
-			req:    func(t *testing.T) request { return request{xr: xr(t, defaultSpec, "")} },
+			req:    func(t *testing.T) request { return request{xr: xr(t, defaultSpec, ""), required: noDatabase()} },
 			want: func(t *testing.T) want {
+				res := all(t)
+				delete(res, "postgres")
 				return want{
-					status:     status("Provisioning", derivedID, false, false),
-					resources:  all(t),
-					conditions: conditionsProvisioning(),
-					ttl:        provisioningTTL,
+					status:       status("Provisioning", derivedID, false, false),
+					resources:    res,
+					conditions:   conditionsProvisioning(),
+					requirements: databaseRequirements(),
+					ttl:          provisioningTTL,
 				}
 			},
 		},
@@ -200,18 +219,139 @@ conditions:
 				}
 			},
 		},
-		"SpecID": {
-			reason: "spec.id wins over the published id and is what the metadata service is configured with.",
+		"SpecIDBeforeAnyIsPublished": {
+			reason: "Before an id is in use, spec.id is the account the metadata service is configured with, and the one published.",
 			pw:     func(*testing.T) instance.PasswordGenerator { return fixedPassword },
 			req: func(t *testing.T) request {
-				return request{xr: xr(t, `{id: 01KP98J0000000000000000000, metadata: {}, gateway: {}}`, `{id: `+derivedID+`}`)}
+				return request{xr: xr(t, `{id: 01KP98J0000000000000000000, metadata: {}, gateway: {}}`, ""), required: noDatabase()}
 			},
 			want: func(t *testing.T) want {
+				res := merge(wantPostgres(t, password), wantInternalMetadata(t, "01KP98J0000000000000000000"), wantGateway(t))
+				delete(res, "postgres")
 				return want{
-					status:     status("Provisioning", "01KP98J0000000000000000000", false, false),
-					resources:  merge(wantPostgres(t, password), wantInternalMetadata(t, "01KP98J0000000000000000000"), wantGateway(t)),
-					conditions: conditionsProvisioning(),
-					ttl:        provisioningTTL,
+					status:       status("Provisioning", "01KP98J0000000000000000000", false, false),
+					resources:    res,
+					conditions:   conditionsProvisioning(),
+					requirements: databaseRequirements(),
+					ttl:          provisioningTTL,
+				}
+			},
+		},
+		"SpecIDNeverSwitchesTheAccountInUse": {
+			reason: "A spec.id set after another id was published is not applied: the metadata service keeps the published account, MetadataReady names both ids and the way out, one warning, and the instance is Degraded until the spec says the account in use.",
+			pw:     noPassword,
+			req: func(t *testing.T) request {
+				return request{
+					xr: xr(t, `{id: 01KP98J0000000000000000000, metadata: {}, gateway: {}}`, `
+phase: Ready
+id: `+derivedID+`
+conditions:
+- {type: MetadataReady, status: "True", reason: Ready}
+- {type: GatewayReady, status: "True", reason: Ready}
+`),
+					observed: observedRunning(t),
+				}
+			},
+			want: func(t *testing.T) want {
+				res := merge(wantPostgres(t, password), wantInternalMetadata(t, derivedID), wantGateway(t))
+				msg := `spec.id "01KP98J0000000000000000000" is not applied: account "` + derivedID + `" (status.id) is in use, and switching accounts would hide every engine's data from the metadata service. ` +
+					`To keep the account, set spec.id to "` + derivedID + `" (this pins it) or remove spec.id; to use account "01KP98J0000000000000000000", create a new FireboltInstance with that spec.id`
+				return want{
+					status:    status("Degraded", derivedID, true, true),
+					resources: res,
+					readyRes:  allReady(keys(res)...),
+					conditions: []*fnv1.Condition{
+						cond("MetadataReady", false, "IDChangeRefused", msg),
+						cond("GatewayReady", true, "Ready", "gateway is available at "+gatewayEndpoint),
+					},
+					results: []*fnv1.Result{
+						result(fnv1.Severity_SEVERITY_WARNING, "IDChangeRefused", msg),
+						result(fnv1.Severity_SEVERITY_WARNING, "Degraded", "FireboltInstance is Degraded: MetadataReady: "+msg),
+					},
+					ttl: provisioningTTL,
+				}
+			},
+		},
+		"SpecIDPinsTheAccountInUse": {
+			reason: "spec.id set to the published id (pinned in Git) is accepted: nothing changes and the instance is Ready.",
+			pw:     noPassword,
+			req: func(t *testing.T) request {
+				return request{
+					xr: xr(t, `{id: `+derivedID+`, metadata: {}, gateway: {}}`, `
+phase: Ready
+id: `+derivedID+`
+conditions:
+- {type: MetadataReady, status: "True", reason: Ready}
+- {type: GatewayReady, status: "True", reason: Ready}
+`),
+					observed: observedRunning(t),
+				}
+			},
+			want: func(t *testing.T) want {
+				res := merge(wantPostgres(t, password), wantInternalMetadata(t, derivedID), wantGateway(t))
+				return want{
+					status:     status("Ready", derivedID, true, true),
+					ready:      true,
+					resources:  res,
+					readyRes:   allReady(keys(res)...),
+					conditions: conditionsReady(),
+					ttl:        stableTTL,
+				}
+			},
+		},
+		"EngineRegistrationIsReported": {
+			reason: "engineRegistration: true is accepted and changes nothing it renders; a condition says it has no effect yet, without a warning or a change of phase.",
+			pw:     noPassword,
+			req: func(t *testing.T) request {
+				return request{
+					xr: xr(t, `{metadata: {engineRegistration: true}, gateway: {}}`, `
+phase: Ready
+id: `+derivedID+`
+conditions:
+- {type: MetadataReady, status: "True", reason: Ready}
+- {type: GatewayReady, status: "True", reason: Ready}
+`),
+					observed: observedRunning(t),
+				}
+			},
+			want: func(t *testing.T) want {
+				res := merge(wantPostgres(t, password), wantInternalMetadata(t, derivedID), wantGateway(t))
+				return want{
+					status:    status("Ready", derivedID, true, true),
+					ready:     true,
+					resources: res,
+					readyRes:  allReady(keys(res)...),
+					conditions: append(conditionsReady(), cond("EngineRegistration", false, "NotImplemented",
+						"spec.metadata.engineRegistration is true but has no effect yet: engines are not registered in the metadata service (neither does the original operator, which declares the field and never acts on it)")),
+					ttl: stableTTL,
+				}
+			},
+		},
+		"EngineRegistrationTurnedOff": {
+			reason: "Crossplane keeps a condition a function stops sending, so once reported it turns to Disabled when the field goes back to false.",
+			pw:     noPassword,
+			req: func(t *testing.T) request {
+				return request{
+					xr: xr(t, defaultSpec, `
+phase: Ready
+id: `+derivedID+`
+conditions:
+- {type: MetadataReady, status: "True", reason: Ready}
+- {type: GatewayReady, status: "True", reason: Ready}
+- {type: EngineRegistration, status: "False", reason: NotImplemented}
+`),
+					observed: observedRunning(t),
+				}
+			},
+			want: func(t *testing.T) want {
+				res := merge(wantPostgres(t, password), wantInternalMetadata(t, derivedID), wantGateway(t))
+				return want{
+					status:     status("Ready", derivedID, true, true),
+					ready:      true,
+					resources:  res,
+					readyRes:   allReady(keys(res)...),
+					conditions: append(conditionsReady(), cond("EngineRegistration", false, "Disabled", "spec.metadata.engineRegistration is false")),
+					ttl:        stableTTL,
 				}
 			},
 		},

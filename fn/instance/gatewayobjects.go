@@ -92,9 +92,8 @@ func renderGatewayDeployment(n names, p gatewayParams) *appsv1.Deployment {
 		Spec: corev1.PodSpec{
 			ServiceAccountName:            n.gateway(),
 			TerminationGracePeriodSeconds: ptr.To(gatewayGracePeriod),
-			SecurityContext: &corev1.PodSecurityContext{
-				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-			},
+			// No pod securityContext, so no seccomp profile, as the
+			// original: the gateway template's passes through unchanged.
 			Containers: []corev1.Container{{
 				Name:  podtemplate.GatewayContainer,
 				Image: p.Image,

@@ -2,22 +2,34 @@ package instance
 
 import (
 	"crypto/sha256"
+	"fmt"
 
 	"github.com/oklog/ulid/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// instanceID is the metadata account id in use. spec.id wins; else the id
-// already published in status stays (so it survives any change to how ids
-// are derived); else one is derived from the composite's identity.
-func instanceID(spec, published string, xr metav1.ObjectMeta) string {
+// ReasonIDChangeRefused says spec.id names another account than the one in
+// use, and is not applied.
+const ReasonIDChangeRefused = "IDChangeRefused"
+
+// instanceID is the metadata account id to use. An id published in status
+// is in use: the metadata service serves that account and every engine of
+// the instance finds its data there, so it stays even when spec.id names
+// another one (refused then explains why). Before any id is published,
+// spec.id wins, else one is derived from the composite's identity.
+func instanceID(spec, published string, xr metav1.ObjectMeta) (id string, refused *blocked) {
 	switch {
-	case spec != "":
-		return spec
+	case published != "" && spec != "" && spec != published:
+		return published, &blocked{reason: ReasonIDChangeRefused, message: fmt.Sprintf(
+			"spec.id %q is not applied: account %q (status.id) is in use, and switching accounts would hide every engine's data from the metadata service. "+
+				"To keep the account, set spec.id to %q (this pins it) or remove spec.id; to use account %q, create a new FireboltInstance with that spec.id",
+			spec, published, published, spec)}
 	case published != "":
-		return published
+		return published, nil
+	case spec != "":
+		return spec, nil
 	default:
-		return DeriveID(xr)
+		return DeriveID(xr), nil
 	}
 }
 

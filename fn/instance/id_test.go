@@ -47,17 +47,39 @@ func TestDeriveID(t *testing.T) {
 func TestInstanceID(t *testing.T) {
 	xr := metav1.ObjectMeta{Name: "demo-m4x8t", UID: "u"}
 	cases := map[string]struct {
+		reason          string
 		spec, published string
 		want            string
+		refused         *blocked
 	}{
-		"SpecWins":           {spec: "01KP98J0000000000000000000", published: "01AAAAAAAAAAAAAAAAAAAAAAAA", want: "01KP98J0000000000000000000"},
-		"PublishedIsKept":    {published: "01AAAAAAAAAAAAAAAAAAAAAAAA", want: "01AAAAAAAAAAAAAAAAAAAAAAAA"},
-		"DerivedWhenNeither": {want: DeriveID(xr)},
+		"PublishedWinsOverADifferentSpec": {
+			reason: "An id in use is never switched: spec.id naming another account is refused with both ids and the way out.",
+			spec:   "01KP98J0000000000000000000", published: "01AAAAAAAAAAAAAAAAAAAAAAAA", want: "01AAAAAAAAAAAAAAAAAAAAAAAA",
+			refused: &blocked{reason: ReasonIDChangeRefused, message: `spec.id "01KP98J0000000000000000000" is not applied: account "01AAAAAAAAAAAAAAAAAAAAAAAA" (status.id) is in use, and switching accounts would hide every engine's data from the metadata service. ` +
+				`To keep the account, set spec.id to "01AAAAAAAAAAAAAAAAAAAAAAAA" (this pins it) or remove spec.id; to use account "01KP98J0000000000000000000", create a new FireboltInstance with that spec.id`},
+		},
+		"SpecPinsThePublishedID": {
+			reason: "spec.id equal to the id in use pins it, silently.",
+			spec:   "01AAAAAAAAAAAAAAAAAAAAAAAA", published: "01AAAAAAAAAAAAAAAAAAAAAAAA", want: "01AAAAAAAAAAAAAAAAAAAAAAAA",
+		},
+		"SpecBeforeAnyIsPublished": {
+			reason: "Before any id is in use, spec.id is the account.",
+			spec:   "01KP98J0000000000000000000", want: "01KP98J0000000000000000000",
+		},
+		"PublishedIsKept": {
+			reason:    "Without spec.id the id in use stays.",
+			published: "01AAAAAAAAAAAAAAAAAAAAAAAA", want: "01AAAAAAAAAAAAAAAAAAAAAAAA",
+		},
+		"DerivedWhenNeither": {reason: "A new instance without spec.id gets a derived id.", want: DeriveID(xr)},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := instanceID(tc.spec, tc.published, xr); got != tc.want {
-				t.Errorf("instanceID(%q, %q) = %q, want %q", tc.spec, tc.published, got, tc.want)
+			got, refused := instanceID(tc.spec, tc.published, xr)
+			if got != tc.want {
+				t.Errorf("%s\ninstanceID(%q, %q) = %q, want %q", tc.reason, tc.spec, tc.published, got, tc.want)
+			}
+			if diff := cmp.Diff(tc.refused, refused, cmp.AllowUnexported(blocked{})); diff != "" {
+				t.Errorf("%s\ninstanceID(%q, %q) refusal: -want, +got:\n%s", tc.reason, tc.spec, tc.published, diff)
 			}
 		})
 	}

@@ -67,28 +67,28 @@ type garbageCollection struct {
 	TimeHorizonSec int  `json:"time_horizon_sec"`
 }
 
-// renderMetadataConfig returns config.yaml. The legacy service reads the
-// account id, schema and its tuning keys; metadata-ng isolates itself by
-// database, manages its own schemas and warns about every key it does not
-// act on, so it gets only the listener and the database endpoint.
+// renderMetadataConfig returns config.yaml. Both services read the account
+// id, the listener and where their state lives, schema included (a tenant's
+// external PostgreSQL may keep it outside public), as the original renders
+// them in both modes; only the legacy service gets its tuning keys.
 func renderMetadataConfig(id string, pg postgresTarget, ng bool) (string, error) {
 	c := metadataConfig{PensieveLite: pensieveLite{
-		Host: "0.0.0.0",
-		Port: MetadataPort,
+		DefaultAccountID: &id,
+		Host:             "0.0.0.0",
+		Port:             MetadataPort,
 		MetadataStorage: metadataStorage{PostgreSQL: postgresqlStorage{
 			Host:     pg.Host,
 			Port:     pg.Port,
 			Database: pg.Database,
+			Schema:   pg.Schema,
 		}},
 	}}
 	if !ng {
 		threads := 0
 		p := &c.PensieveLite
-		p.DefaultAccountID = &id
 		p.ServerThreads = &threads
 		p.LogLevel = "information"
 		s := &p.MetadataStorage
-		s.PostgreSQL.Schema = pg.Schema
 		s.PostgreSQL.Keepalive = &keepalive{Enabled: 1, IdleSec: 120, IntervalSec: 30, Count: 5}
 		s.PostgreSQL.ConnectTimeoutSec = 5
 		s.GarbageCollection = &garbageCollection{Enabled: true, IntervalMS: 3600000, TimeHorizonSec: 86400}

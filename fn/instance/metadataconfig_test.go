@@ -45,17 +45,19 @@ func TestRenderMetadataConfig(t *testing.T) {
 `,
 		},
 		"MetadataNG": {
-			reason: "metadata-ng gets only the listener and the database endpoint: no account id, schema or legacy tuning.",
+			reason: "metadata-ng gets the account id, the listener and the database endpoint with its schema, as the original renders them in both modes; no legacy tuning.",
 			id:     "01KP98J0000000000000000000",
 			pg:     postgresTarget{Host: "pg.example.com", Port: 6432, Database: "fb", Schema: "custom"},
 			ng:     true,
 			want: `pensieve_lite:
+  default_account_id: 01KP98J0000000000000000000
   host: 0.0.0.0
   metadata_storage:
     postgresql:
       database: fb
       host: pg.example.com
       port: 6432
+      schema: custom
   port: 7000
 `,
 		},
@@ -94,19 +96,18 @@ func TestRenderMetadataConfigQuotesUserStrings(t *testing.T) {
 			t.Fatalf("ng=%v: config is not YAML: %v\n%s", ng, err, got)
 		}
 		want := map[string]any{
-			"host": "0.0.0.0",
-			"port": float64(7000),
+			"default_account_id": id,
+			"host":               "0.0.0.0",
+			"port":               float64(7000),
 			"metadata_storage": map[string]any{"postgresql": map[string]any{
-				"host": pg.Host, "port": float64(5432), "database": pg.Database,
+				"host": pg.Host, "port": float64(5432), "database": pg.Database, "schema": pg.Schema,
 			}},
 		}
 		if !ng {
-			want["default_account_id"] = id
 			want["server_threads"] = float64(0)
 			want["log_level"] = "information"
 			s := want["metadata_storage"].(map[string]any)
 			p := s["postgresql"].(map[string]any)
-			p["schema"] = pg.Schema
 			p["connect_timeout_sec"] = float64(5)
 			p["keepalive"] = map[string]any{"enabled": float64(1), "idle_sec": float64(120), "interval_sec": float64(30), "count": float64(5)}
 			s["garbage_collection"] = map[string]any{"enabled": true, "interval_ms": float64(3600000), "time_horizon_sec": float64(86400)}

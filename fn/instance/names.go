@@ -70,10 +70,14 @@ type names struct {
 
 func (n names) postgresCredentials() string { return n.instance + "-metadata-postgres-creds" }
 func (n names) postgres() string            { return n.instance + "-metadata-pg" }
-func (n names) metadataConfig() string      { return n.instance + "-metadata-config" }
-func (n names) metadata() string            { return n.instance + "-metadata" }
-func (n names) gatewayConfig() string       { return n.instance + "-gateway-config" }
-func (n names) gateway() string             { return n.instance + "-gateway" }
+
+// postgresVolume is the claim the StatefulSet controller creates for the
+// only PostgreSQL pod: <template>-<statefulset>-<ordinal>.
+func (n names) postgresVolume() string { return postgresVolume + "-" + n.postgres() + "-0" }
+func (n names) metadataConfig() string { return n.instance + "-metadata-config" }
+func (n names) metadata() string       { return n.instance + "-metadata" }
+func (n names) gatewayConfig() string  { return n.instance + "-gateway-config" }
+func (n names) gateway() string        { return n.instance + "-gateway" }
 
 func (n names) postgresHost() string {
 	return fmt.Sprintf("%s.%s.svc.%s", n.postgres(), n.namespace, clusterDomain)

@@ -11,6 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )
@@ -25,9 +28,19 @@ func renderAll(t *testing.T, name string) []*unstructured.Unstructured {
 	}
 	in := Inputs{Claim: name, Namespace: strings.Repeat("n", validation.DNS1123LabelMaxLength), CandidatePassword: "pw"}
 	in.XR.Name, in.XR.UID = name+"-x7k2p", "5b7a2a3e-3c1f-4d5e-9a0b-1c2d3e4f5a6b"
+	in.Existing.Resolved = true // no Secret or volume claim left from before
 	p, err := Compute(in, cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The PostgreSQL StatefulSet follows its Secret: compute again with
+	// the minted Secret observed to get every object.
+	if d, ok := p.Resources[RNPostgresCredentials]; ok {
+		secret := &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: d.Object.UnstructuredContent()}}
+		in.Observed = map[resource.Name]*composed.Unstructured{RNPostgresCredentials: secret}
+		if p, err = Compute(in, cfg); err != nil {
+			t.Fatal(err)
+		}
 	}
 	out := make([]*unstructured.Unstructured, 0, len(p.Resources))
 	for _, d := range p.Resources {

@@ -17,7 +17,9 @@ const (
 	KeyDatabase = "database"
 )
 
-// The internal PostgreSQL pod, as the original operator's: the image's
+// The internal PostgreSQL pod, as the original operator's (probes included:
+// readiness TCP after 1 s every 5 s, liveness pg_isready after 5 s every
+// 10 s): the image's
 // postgres user (UID/GID 70 in the Alpine images), data under a
 // subdirectory of the volume so initdb accepts the mount.
 const (
@@ -101,12 +103,12 @@ func renderPostgresStatefulSet(n names, image string) *appsv1.StatefulSet {
 						},
 						ReadinessProbe: &corev1.Probe{
 							ProbeHandler:        corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(PostgresPort)}},
-							InitialDelaySeconds: 5,
-							PeriodSeconds:       10,
+							InitialDelaySeconds: 1,
+							PeriodSeconds:       5,
 						},
 						LivenessProbe: &corev1.Probe{
 							ProbeHandler:        corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"pg_isready", "-U", postgresUser}}},
-							InitialDelaySeconds: 30,
+							InitialDelaySeconds: 5,
 							PeriodSeconds:       10,
 						},
 						SecurityContext: hardenedContainer(uid),
@@ -121,6 +123,14 @@ func renderPostgresStatefulSet(n names, image string) *appsv1.StatefulSet {
 						emptyDirVolume(postgresTmpVolume),
 					},
 				},
+			},
+			// The volume goes with the instance, as the original's deletion
+			// sweep takes its PVCs: a claim left behind would leak its
+			// storage and hand its old data, initialised with the old
+			// password, to an instance re-created under the same name.
+			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType,
+				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 			},
 			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
 				ObjectMeta: metav1.ObjectMeta{Name: postgresVolume, Labels: labels},

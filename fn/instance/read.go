@@ -21,9 +21,13 @@ const (
 	labelClaimNamespace = "crossplane.io/claim-namespace"
 )
 
-// reqPostgresCredentials is the requirement name under which Crossplane
-// sends the external PostgreSQL credentials Secret.
-const reqPostgresCredentials = "postgres-credentials"
+// Requirement names under which Crossplane sends what the composer asks for
+// by name: the PostgreSQL credentials Secret (the user's, or the internal
+// one while it is not composed) and the internal PostgreSQL's volume claim.
+const (
+	reqPostgresCredentials = "postgres-credentials"
+	reqPostgresVolume      = "postgres-volume"
+)
 
 // Inputs is everything compute needs, decoded from the request.
 type Inputs struct {
@@ -46,13 +50,29 @@ type Inputs struct {
 	// credentials Secret; zero unless PostgreSQL is external.
 	PostgresSecret SecretFacts
 
+	// Existing is what Crossplane found, by name, of an internal PostgreSQL
+	// whose credentials Secret is not observed as composed.
+	Existing ExistingDatabase
+
 	// CandidatePassword is a fresh password, used only when the internal
-	// PostgreSQL credentials Secret does not exist yet.
+	// PostgreSQL credentials Secret does not exist and no database that
+	// could hold an older one does.
 	CandidatePassword string
 
 	// ClaimGen is the FireboltInstance claim itself, read for its
 	// generation.
 	ClaimGen claimgen.Claim
+}
+
+// ExistingDatabase is evidence of an internal PostgreSQL database that
+// outlived its credentials Secret, or of a Secret someone restored.
+type ExistingDatabase struct {
+	// Resolved is false until Crossplane has looked for both.
+	Resolved bool
+	// Secret is the credentials Secret found by name, if any.
+	Secret *composed.Unstructured
+	// Volume is the name of the PostgreSQL volume claim found, if any.
+	Volume string
 }
 
 // SecretFacts are the facts about a required Secret that compute may see:
@@ -116,7 +136,26 @@ func read(req *fnv1.RunFunctionRequest, pw PasswordGenerator) (Inputs, error) {
 		in.PostgresSecret = secretFacts(items, resolved)
 		return in, nil
 	}
-	if _, ok := in.Observed[RNPostgresCredentials]; !ok {
+	if _, ok := in.Observed[RNPostgresCredentials]; ok {
+		return in, nil
+	}
+	secrets, sres, err := request.GetRequiredResource(req, reqPostgresCredentials)
+	if err != nil {
+		return Inputs{}, errors.Wrap(err, "cannot get required PostgreSQL credentials Secret")
+	}
+	vols, vres, err := request.GetRequiredResource(req, reqPostgresVolume)
+	if err != nil {
+		return Inputs{}, errors.Wrap(err, "cannot get required PostgreSQL volume claim")
+	}
+	in.Existing = ExistingDatabase{Resolved: sres && vres}
+	if len(secrets) > 0 {
+		in.Existing.Secret = &composed.Unstructured{Unstructured: *secrets[0].Resource}
+	}
+	if len(vols) > 0 {
+		in.Existing.Volume = vols[0].Resource.GetName()
+	}
+	_, stsExists := in.Observed[RNPostgres]
+	if in.Existing.Resolved && in.Existing.Secret == nil && in.Existing.Volume == "" && !stsExists {
 		p, err := pw.Password()
 		if err != nil {
 			return Inputs{}, errors.Wrap(err, "cannot generate PostgreSQL password")

@@ -54,7 +54,7 @@ func TestSecretStability(t *testing.T) {
 	})
 	f := function(pw)
 
-	first, err := f.RunFunction(context.Background(), request{xr: xr(t, defaultSpec, "")}.build(t))
+	first, err := f.RunFunction(context.Background(), request{xr: xr(t, defaultSpec, ""), required: noDatabase()}.build(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestPasswordNeverLeaves(t *testing.T) {
 		secretResource string
 	}{
 		"InternalFirstReconcile": {
-			req:            func(t *testing.T) request { return request{xr: xr(t, defaultSpec, "")} },
+			req:            func(t *testing.T) request { return request{xr: xr(t, defaultSpec, ""), required: noDatabase()} },
 			secretResource: "postgres-credentials",
 		},
 		"InternalRunning": {
@@ -133,6 +133,22 @@ func TestPasswordNeverLeaves(t *testing.T) {
 				return request{xr: xr(t, defaultSpec, `{phase: Ready}`), observed: o}
 			},
 			secretResource: "postgres-credentials",
+		},
+		"InternalSecretRestored": {
+			req: func(t *testing.T) request {
+				o := observedRunning(t)
+				delete(o, "postgres-credentials")
+				return request{xr: xr(t, defaultSpec, `{phase: Ready}`), observed: o,
+					required: map[string][]obj{"postgres-credentials": {restoredSecret(t).with(t, "data.password", b64(canary))}, "postgres-volume": nil}}
+			},
+			secretResource: "postgres-credentials",
+		},
+		"InternalSecretLost": {
+			req: func(t *testing.T) request {
+				o := observedRunning(t)
+				delete(o, "postgres-credentials")
+				return request{xr: xr(t, defaultSpec, `{phase: Ready}`), observed: o, required: noDatabase()}
+			},
 		},
 		"SidecarAsksForThePassword": {
 			req: func(t *testing.T) request {

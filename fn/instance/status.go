@@ -19,6 +19,7 @@ var userErrors = map[string]bool{
 	ReasonPostgresSecretPreflightFailed: true,
 	ReasonEnsureFailed:                  true,
 	ReasonLimitExceeded:                 true,
+	ReasonIDChangeRefused:               true,
 }
 
 // status decides the instance's status, conditions, events, readiness and
@@ -46,6 +47,8 @@ func (c *computation) status(id string, metaBlock, gwBlock *blocked, internalPos
 	switch {
 	case metaBlock != nil:
 		meta.Status, meta.Reason, meta.Message = corev1.ConditionFalse, metaBlock.reason, metaBlock.message
+	case c.idRefused != nil:
+		meta.Status, meta.Reason, meta.Message = corev1.ConditionFalse, c.idRefused.reason, c.idRefused.message
 	case metaServing:
 		meta.Status, meta.Reason, meta.Message = corev1.ConditionTrue, ReasonReady, "metadata service is available at "+st.MetadataEndpoint
 	default:

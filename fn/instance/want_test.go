@@ -49,7 +49,7 @@ spec:
         seccompProfile: {type: RuntimeDefault}
       containers:
       - name: postgresql
-        image: postgres:17-alpine
+        image: postgres:16-alpine
         ports:
         - {name: tcp-postgresql, containerPort: 5432, protocol: TCP}
         env:
@@ -65,11 +65,11 @@ spec:
           limits: {cpu: 250m, memory: 256Mi}
         readinessProbe:
           tcpSocket: {port: 5432}
-          initialDelaySeconds: 5
-          periodSeconds: 10
+          initialDelaySeconds: 1
+          periodSeconds: 5
         livenessProbe:
           exec: {command: [pg_isready, -U, firebolt]}
-          initialDelaySeconds: 30
+          initialDelaySeconds: 5
           periodSeconds: 10
         securityContext:
           runAsNonRoot: true
@@ -84,6 +84,7 @@ spec:
       volumes:
       - {name: run-postgresql, emptyDir: {}}
       - {name: tmp, emptyDir: {}}
+  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete, whenScaled: Retain}
   volumeClaimTemplates:
   - metadata:
       name: data
@@ -179,7 +180,7 @@ spec:
         seccompProfile: {type: RuntimeDefault}
       containers:
       - name: metadata
-        image: ghcr.io/firebolt-db/metadata:latest
+        image: ghcr.io/firebolt-db/metadata:release-5.0.0-pre.0.20260815074041.524de236b514
         command: [/dedicated-pensieve, --config, /configs/config.yaml]
         ports:
         - {name: grpc, containerPort: 7000, protocol: TCP}
@@ -269,8 +270,6 @@ spec:
       automountServiceAccountToken: false
       enableServiceLinks: false
       terminationGracePeriodSeconds: 15
-      securityContext:
-        seccompProfile: {type: RuntimeDefault}
       containers:
       - name: envoy
         image: envoyproxy/envoy:v1.37.2

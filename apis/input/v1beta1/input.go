@@ -105,18 +105,23 @@ type PodSecurity struct {
 	AllowRunAsRoot bool `json:"allowRunAsRoot,omitempty"`
 }
 
-// Images are default container images.
+// Images are default container images. The defaults are pinned; see
+// FireboltRelease.
 type Images struct {
-	// Engine image. Default ghcr.io/firebolt-db/engine:latest.
+	// Engine image. Default
+	// oci.firebolt.io/firebolt-db/engine:release-5.0.0-pre.0.20260815074041.524de236b514.
 	// +optional
 	Engine string `json:"engine,omitempty"`
 
-	// EngineUI is the engine-web UI sidecar's image. Default
-	// ghcr.io/firebolt-db/firebolt-core-ui:latest.
+	// EngineUI is the engine web UI sidecar's image. No default: an engine
+	// that asks for the opt-in sidecar (uiSidecar) is held with a condition
+	// until it is set.
 	// +optional
 	EngineUI string `json:"engineUI,omitempty"`
 
-	// Metadata service image. Default ghcr.io/firebolt-db/metadata:latest.
+	// Metadata service image. Default
+	// ghcr.io/firebolt-db/metadata:release-5.0.0-pre.0.20260815074041.524de236b514,
+	// the engine's release.
 	// +optional
 	Metadata string `json:"metadata,omitempty"`
 
@@ -124,8 +129,9 @@ type Images struct {
 	// +optional
 	Gateway string `json:"gateway,omitempty"`
 
-	// Postgres is the internal PostgreSQL's image. Default postgres:17-alpine
-	// (its postgres user is UID/GID 70, which the StatefulSet runs as).
+	// Postgres is the internal PostgreSQL's image. Default postgres:16-alpine
+	// (its postgres user is UID/GID 70, which the StatefulSet runs as). A
+	// data directory is bound to its PostgreSQL major version.
 	// +optional
 	Postgres string `json:"postgres,omitempty"`
 }

@@ -12,13 +12,29 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )
 
-// Defaults Resolve applies to unset fields.
+// FireboltRelease is the Firebolt release the default engine and metadata
+// images come from, the original operator's release default. The engine
+// and the metadata service of one release are built and tested together, so
+// both images take their tag from this one constant and move in lockstep.
+const FireboltRelease = "release-5.0.0-pre.0.20260815074041.524de236b514"
+
+// Default images: the original operator's release defaults, every one
+// pinned to a version (a floating tag would change what a new generation
+// runs without any change to a claim or to this function). The engine web
+// UI sidecar has none: the original's floats (firebolt-core-ui:latest) and
+// no pinned release of it is known, so a platform that offers the opt-in
+// sidecar chooses its image in spec.images.engineUI.
 const (
-	DefaultEngineImage      = "ghcr.io/firebolt-db/engine:latest"
-	DefaultEngineUIImage    = "ghcr.io/firebolt-db/firebolt-core-ui:latest"
-	DefaultMetadataImage    = "ghcr.io/firebolt-db/metadata:latest"
-	DefaultGatewayImage     = "envoyproxy/envoy:v1.37.2"
-	DefaultPostgresImage    = "postgres:17-alpine"
+	DefaultEngineImage   = "oci.firebolt.io/firebolt-db/engine:" + FireboltRelease
+	DefaultMetadataImage = "ghcr.io/firebolt-db/metadata:" + FireboltRelease
+	DefaultGatewayImage  = "envoyproxy/envoy:v1.37.2"
+	// PostgreSQL 16, as the original: a data directory is bound to its
+	// major version, so a volume from the original starts only on 16.
+	DefaultPostgresImage = "postgres:16-alpine"
+)
+
+// Defaults Resolve applies to other unset fields.
+const (
 	DefaultMetricScrapeMode = v1alpha1.MetricScrapeModeApiserverProxy
 	DefaultPodTimeout       = 2 * time.Second
 	DefaultOverallTimeout   = 10 * time.Second
@@ -75,7 +91,7 @@ func (in *Input) Resolve() (Resolved, error) {
 	r := Resolved{
 		Images: Images{
 			Engine:   image(&errs, spec.Child("images", "engine"), s.Images.Engine, DefaultEngineImage),
-			EngineUI: image(&errs, spec.Child("images", "engineUI"), s.Images.EngineUI, DefaultEngineUIImage),
+			EngineUI: image(&errs, spec.Child("images", "engineUI"), s.Images.EngineUI, ""),
 			Metadata: image(&errs, spec.Child("images", "metadata"), s.Images.Metadata, DefaultMetadataImage),
 			Gateway:  image(&errs, spec.Child("images", "gateway"), s.Images.Gateway, DefaultGatewayImage),
 			Postgres: image(&errs, spec.Child("images", "postgres"), s.Images.Postgres, DefaultPostgresImage),

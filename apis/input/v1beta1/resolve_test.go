@@ -2,10 +2,12 @@ package v1beta1
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/name"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,11 +19,10 @@ import (
 func defaults() Resolved {
 	return Resolved{
 		Images: Images{
-			Engine:   "ghcr.io/firebolt-db/engine:latest",
-			EngineUI: "ghcr.io/firebolt-db/firebolt-core-ui:latest",
-			Metadata: "ghcr.io/firebolt-db/metadata:latest",
+			Engine:   "oci.firebolt.io/firebolt-db/engine:release-5.0.0-pre.0.20260815074041.524de236b514",
+			Metadata: "ghcr.io/firebolt-db/metadata:release-5.0.0-pre.0.20260815074041.524de236b514",
 			Gateway:  "envoyproxy/envoy:v1.37.2",
-			Postgres: "postgres:17-alpine",
+			Postgres: "postgres:16-alpine",
 		},
 		EngineResourceBounds: corev1.ResourceList{},
 		MetricScrapeMode:     v1alpha1.MetricScrapeModeApiserverProxy,
@@ -191,5 +192,45 @@ func TestResolve(t *testing.T) {
 				t.Errorf("%s\nResolve(): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// TestDefaultImagesArePinned reads the images a Composition step without
+// input renders with: every one names an explicit version tag (a floating
+// tag would change what a new generation runs without any change to a claim
+// or to this function), and the engine and the metadata service come from
+// the same Firebolt release. The opt-in UI sidecar has no default at all.
+func TestDefaultImagesArePinned(t *testing.T) {
+	r, err := (*Input)(nil).Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := map[string]string{}
+	for c, img := range map[string]string{
+		"engine": r.Images.Engine, "metadata": r.Images.Metadata,
+		"gateway": r.Images.Gateway, "postgres": r.Images.Postgres,
+	} {
+		ref, err := name.ParseReference(img)
+		if err != nil {
+			t.Errorf("default %s image %q: %v", c, img, err)
+			continue
+		}
+		tag, ok := ref.(name.Tag)
+		// The parser defaults a missing tag to latest; an explicit one is
+		// spelled at the end of the reference.
+		if !ok || !strings.HasSuffix(img, ":"+tag.TagStr()) {
+			t.Errorf("default %s image %q names no explicit version tag", c, img)
+			continue
+		}
+		if tag.TagStr() == "latest" {
+			t.Errorf("default %s image %q floats on latest", c, img)
+		}
+		tags[c] = tag.TagStr()
+	}
+	if tags["engine"] != FireboltRelease || tags["metadata"] != FireboltRelease {
+		t.Errorf("engine tag %q and metadata tag %q: want both %q, one release in lockstep", tags["engine"], tags["metadata"], FireboltRelease)
+	}
+	if r.Images.EngineUI != "" {
+		t.Errorf("default engine UI image %q: want none, the platform chooses a pinned one", r.Images.EngineUI)
 	}
 }

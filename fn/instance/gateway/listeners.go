@@ -29,14 +29,15 @@ const (
 	stdoutAccessLogName   = "envoy.access_loggers.stdout"
 )
 
-// accessLogFormat says why a request ended the way it did, not only its code:
-// response flags and code details tell a 5xx Envoy made before any byte
-// reached an engine (safe to retry) from one the engine returned (maybe not),
-// and the transport failure reason names a failed connect.
-const accessLogFormat = `[%START_TIME%] "%REQ(:METHOD)% %REQ(:PATH)% %PROTOCOL%" %RESPONSE_CODE%` +
+// accessLogFormat is the original operator's access log line, key for key:
+// operators' log parsers depend on it. Response flags and code details tell
+// a 5xx Envoy made before any byte reached an engine (safe to retry) from
+// one the engine returned (maybe not), tx_fail names a failed connect, and
+// the path is the one the client sent, before any rewrite.
+const accessLogFormat = `[%START_TIME%] "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%" %RESPONSE_CODE%` +
 	` flags=%RESPONSE_FLAGS% details=%RESPONSE_CODE_DETAILS%` +
-	` upstream_failure=%UPSTREAM_TRANSPORT_FAILURE_REASON% upstream=%UPSTREAM_HOST% cluster=%UPSTREAM_CLUSTER%` +
-	` duration_ms=%DURATION% bytes_in=%BYTES_RECEIVED% bytes_out=%BYTES_SENT%` +
+	` tx_fail=%UPSTREAM_TRANSPORT_FAILURE_REASON% upstream=%UPSTREAM_HOST% cluster=%UPSTREAM_CLUSTER%` +
+	` duration=%DURATION%ms rx=%BYTES_RECEIVED% tx=%BYTES_SENT%` +
 	` authority=%REQ(:AUTHORITY)% engine=%REQ(X-FIREBOLT-ENGINE)%` + "\n"
 
 // clientListener carries query traffic: health answer, engine selection,
