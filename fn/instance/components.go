@@ -137,8 +137,7 @@ func (c *computation) metadata(id string, db database, block *blocked) error {
 }
 
 var gatewayResources = []resource.Name{
-	RNGatewayConfig, RNGateway, RNGatewayService, RNGatewayPDB,
-	RNGatewayServiceAccount, RNGatewayRole, RNGatewayRoleBinding,
+	RNGatewayConfig, RNGateway, RNGatewayService, RNGatewayPDB, RNGatewayServiceAccount,
 }
 
 // gateway renders the gateway unless block says why it cannot be; the
@@ -175,12 +174,12 @@ func (c *computation) renderGateway(envoy string) error {
 		RNGatewayService: renderGatewayService(c.n),
 		RNGatewayPDB:     renderGatewayPDB(c.n),
 	}
-	// A user who names the gateway's service account owns its identity
-	// and permissions; the operator's are left out, and so deleted.
+	// A user who names the gateway's service account owns its identity;
+	// the operator's is left out, and so deleted. The gateway's own is
+	// granted nothing, as the original's is while no wake agent runs: a
+	// Role an earlier version rendered here is left out, and so deleted.
 	if userServiceAccount(spec.Template) == "" {
 		objs[RNGatewayServiceAccount] = renderGatewayServiceAccount(c.n)
-		objs[RNGatewayRole] = renderGatewayRole(c.n)
-		objs[RNGatewayRoleBinding] = renderGatewayRoleBinding(c.n)
 	}
 	return c.addAll(objs)
 }

@@ -6,12 +6,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/instance/gateway"
 	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
 )
@@ -181,29 +179,5 @@ func renderGatewayServiceAccount(n names) *corev1.ServiceAccount {
 	return &corev1.ServiceAccount{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
 		ObjectMeta: objectMeta(n, n.gateway(), componentGateway),
-	}
-}
-
-// renderGatewayRole grants what the wake-on-zero protocol needs: reading
-// FireboltEngine claims and patching their wake annotation, in the
-// instance's namespace only.
-func renderGatewayRole(n names) *rbacv1.Role {
-	return &rbacv1.Role{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
-		ObjectMeta: objectMeta(n, n.gateway(), componentGateway),
-		Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{v1alpha1.Group},
-			Resources: []string{"fireboltengines"},
-			Verbs:     []string{"get", "list", "patch"},
-		}},
-	}
-}
-
-func renderGatewayRoleBinding(n names) *rbacv1.RoleBinding {
-	return &rbacv1.RoleBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-		ObjectMeta: objectMeta(n, n.gateway(), componentGateway),
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: n.gateway()},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: n.gateway(), Namespace: n.namespace}},
 	}
 }

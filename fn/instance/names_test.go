@@ -112,7 +112,7 @@ func nameProblems(objs []*unstructured.Unstructured) []string {
 func TestInstanceNameLimitIsExact(t *testing.T) {
 	longest := strings.Repeat("i", v1alpha1.MaxInstanceNameLength)
 	objs := renderAll(t, longest)
-	if len(objs) < 12 {
+	if len(objs) < 11 {
 		t.Fatalf("want every object of the instance, got %d", len(objs))
 	}
 	if diff := cmp.Diff([]string(nil), nameProblems(objs)); diff != "" {

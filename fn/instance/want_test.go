@@ -354,29 +354,6 @@ metadata:
   namespace: firebolt
   labels: {firebolt.io/instance: demo, firebolt.io/component: gateway}
 `),
-		"gateway-role": parse(t, `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata:
-  name: demo-gateway
-  namespace: firebolt
-  labels: {firebolt.io/instance: demo, firebolt.io/component: gateway}
-rules:
-- apiGroups: [compute.firebolt.io]
-  resources: [fireboltengines]
-  verbs: [get, list, patch]
-`),
-		"gateway-rolebinding": parse(t, `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata:
-  name: demo-gateway
-  namespace: firebolt
-  labels: {firebolt.io/instance: demo, firebolt.io/component: gateway}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: demo-gateway}
-subjects:
-- {kind: ServiceAccount, name: demo-gateway, namespace: firebolt}
-`),
 	}
 }
 
