@@ -30,7 +30,6 @@ func TestInstanceProvisions(t *testing.T) {
 		{"ConfigMap", "gateway"}, {"ConfigMap", "metadata"},
 		{"Deployment", "gateway"}, {"Deployment", "metadata"},
 		{"PodDisruptionBudget", "gateway"},
-		{"Role", "gateway"}, {"RoleBinding", "gateway"},
 		{"Secret", "postgres"},
 		{"Service", "gateway"}, {"Service", "metadata"}, {"Service", "postgres"},
 		{"ServiceAccount", "gateway"},

@@ -127,7 +127,7 @@ func pinnedToolchain(t *testing.T, root string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := modfile.ParseLax("go.mod", b, nil)
+	f, err := modfile.Parse("go.mod", b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
