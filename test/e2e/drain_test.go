@@ -33,8 +33,11 @@ func TestDrainCheckFailingHoldsOldGeneration(t *testing.T) {
 		var last engineState
 		s.consistently(rolloutTimeout, fmt.Sprintf("the old generation kept, draining and not ready, while its metrics are %s", b.Mode), func() (bool, string) {
 			u, err := s.get(eng)
-			if err != nil || u == nil {
-				return false, fmt.Sprintf("claim: %v", err)
+			switch {
+			case err != nil:
+				return true, fmt.Sprintf("no observation, the claim could not be read: %v", err)
+			case u == nil:
+				return false, "the claim is gone"
 			}
 			e := readEngine(u)
 			g := s.generations("demo")

@@ -26,8 +26,11 @@ func TestEngineWaitsForInstance(t *testing.T) {
 		s.consistently(rolloutTimeout, "no engine objects while the instance is not ready ("+why+")", func() (bool, string) {
 			g := s.generations("demo")
 			u, err := s.get(eng)
-			if err != nil || u == nil {
-				return false, fmt.Sprintf("claim: %v", err)
+			switch {
+			case err != nil:
+				return true, fmt.Sprintf("no observation, the claim could not be read: %v", err)
+			case u == nil:
+				return false, "the claim is gone"
 			}
 			e := readEngine(u)
 			if !settled(e) {

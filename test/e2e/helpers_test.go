@@ -259,7 +259,25 @@ func (g generations) String() string {
 	return fmt.Sprintf("[sts gens %v, headless svc gens %v, configmap gens %v, routing selector %d]", g.StatefulSets, g.Services, g.ConfigMaps, g.Selector)
 }
 
+// generations lists the engine's objects by generation label, and the
+// generation its routing Service selects. A List that fails is retried,
+// never read as "no objects": under load, or
+// while the crash scenario restarts Crossplane, the API server can fail a
+// List, and an empty answer would read as every generation deleted.
 func (s *scenario) generations(engine string) generations {
+	s.t.Helper()
+	var g generations
+	s.wait(time.Minute, "listing the objects of engine "+engine, func(ctx context.Context) (bool, string, error) {
+		var err error
+		if g, err = s.listGenerations(ctx, engine); err != nil {
+			return false, fmt.Sprintf("error: %v", err), nil
+		}
+		return true, "", nil
+	})
+	return g
+}
+
+func (s *scenario) listGenerations(ctx context.Context, engine string) (generations, error) {
 	g := generations{Selector: -1}
 	sel := metav1.ListOptions{LabelSelector: labelEngine + "=" + engine}
 	gen := func(m metav1.Object) (int64, bool) {
@@ -270,38 +288,44 @@ func (s *scenario) generations(engine string) generations {
 		n, err := strconv.ParseInt(v, 10, 64)
 		return n, err == nil
 	}
-	if l, err := cp.Kube.AppsV1().StatefulSets(s.ns).List(s.ctx, sel); err == nil {
-		for i := range l.Items {
-			if n, ok := gen(&l.Items[i]); ok {
-				g.StatefulSets = append(g.StatefulSets, n)
-			}
+	sts, err := cp.Kube.AppsV1().StatefulSets(s.ns).List(ctx, sel)
+	if err != nil {
+		return g, err
+	}
+	for i := range sts.Items {
+		if n, ok := gen(&sts.Items[i]); ok {
+			g.StatefulSets = append(g.StatefulSets, n)
 		}
 	}
-	if l, err := cp.Kube.CoreV1().Services(s.ns).List(s.ctx, sel); err == nil {
-		for i := range l.Items {
-			svc := &l.Items[i]
-			if svc.Name == engine+"-service" {
-				if v, err := strconv.ParseInt(svc.Spec.Selector[labelGeneration], 10, 64); err == nil {
-					g.Selector = v
-				}
-				continue
+	svcs, err := cp.Kube.CoreV1().Services(s.ns).List(ctx, sel)
+	if err != nil {
+		return g, err
+	}
+	for i := range svcs.Items {
+		svc := &svcs.Items[i]
+		if svc.Name == engine+"-service" {
+			if v, err := strconv.ParseInt(svc.Spec.Selector[labelGeneration], 10, 64); err == nil {
+				g.Selector = v
 			}
-			if n, ok := gen(svc); ok {
-				g.Services = append(g.Services, n)
-			}
+			continue
+		}
+		if n, ok := gen(svc); ok {
+			g.Services = append(g.Services, n)
 		}
 	}
-	if l, err := cp.Kube.CoreV1().ConfigMaps(s.ns).List(s.ctx, sel); err == nil {
-		for i := range l.Items {
-			if n, ok := gen(&l.Items[i]); ok {
-				g.ConfigMaps = append(g.ConfigMaps, n)
-			}
+	cms, err := cp.Kube.CoreV1().ConfigMaps(s.ns).List(ctx, sel)
+	if err != nil {
+		return g, err
+	}
+	for i := range cms.Items {
+		if n, ok := gen(&cms.Items[i]); ok {
+			g.ConfigMaps = append(g.ConfigMaps, n)
 		}
 	}
 	for _, l := range [][]int64{g.StatefulSets, g.Services, g.ConfigMaps} {
 		sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
 	}
-	return g
+	return g, nil
 }
 
 // pods returns the engine's pods of generation gen.
