@@ -6,8 +6,8 @@ package packages
 import (
 	"archive/tar"
 	"bytes"
-	"debug/buildinfo"
 	"crypto/sha256"
+	"debug/buildinfo"
 	"encoding/hex"
 	"io"
 	"log"
