@@ -42,6 +42,12 @@ func TestKstatusFollowsTheRollout(t *testing.T) {
 	// Every read of the claim from here on must tell the truth.
 	rec := s.recordClaim(eng)
 
+	// Crossplane copies the rollout's last conditions onto the claim a
+	// moment after the composite's, from its cache: wait until the claim
+	// has read Current over three function calls, so that what follows
+	// observes the bump and not the end of the rollout.
+	s.waitSettledCurrent(eng, xr)
+
 	// A composite-only generation bump: a spec field of the composite that
 	// no claim sets. Crossplane's own reference writes do the same.
 	claimGen := s.claimGeneration(eng)
@@ -95,6 +101,23 @@ func (s *scenario) kstatus(u *unstructured.Unstructured) (*status.Result, *unstr
 		return &status.Result{Status: status.UnknownStatus, Message: err.Error()}, got
 	}
 	return r, got
+}
+
+// waitSettledCurrent waits until kstatus has read the claim Current, at its
+// own generation, on every poll across three function calls for composite
+// xr; a poll that reads anything else starts the count again.
+func (s *scenario) waitSettledCurrent(u *unstructured.Unstructured, xr string) {
+	s.t.Helper()
+	since := s.functionCalls(xr)
+	s.wait(rolloutTimeout, u.GetKind()+" "+u.GetName()+" Current over three function calls", func(context.Context) (bool, string, error) {
+		r, got := s.kstatus(u)
+		obs, _, _ := unstructured.NestedInt64(got.Object, "status", "observedGeneration")
+		if r.Status != status.CurrentStatus || obs != got.GetGeneration() {
+			since = s.functionCalls(xr)
+			return false, fmt.Sprintf("%s: %s (generation %d, observedGeneration %d)", r.Status, r.Message, got.GetGeneration(), obs), nil
+		}
+		return s.functionCalls(xr) >= since+3, "Current", nil
+	})
 }
 
 // waitCurrent waits until kstatus reads the claim as Current, with its
