@@ -34,7 +34,7 @@ func testConfig(t testing.TB) v1beta1.Resolved {
 func testInputs(t testing.TB, phase v1alpha1.EnginePhase, current, active int) Inputs {
 	t.Helper()
 	return Inputs{
-		Composite: CompositeMeta{Name: "demo-x7k2p", UID: "xr-uid", Generation: 4},
+		Composite: CompositeMeta{Name: "demo-x7k2p", UID: "xr-uid"},
 		Engine:    "demo",
 		Namespace: "firebolt",
 		Spec:      v1alpha1.FireboltEngineSpec{InstanceRef: "inst", Replicas: 2},

@@ -60,9 +60,8 @@ type Inputs struct {
 
 // CompositeMeta identifies the composite.
 type CompositeMeta struct {
-	Name       string
-	UID        string
-	Generation int64
+	Name string
+	UID  string
 }
 
 // InstanceRef is the required FireboltInstance claim.
@@ -103,7 +102,7 @@ func Read(req *fnv1.RunFunctionRequest, cfg v1beta1.Resolved) (Inputs, error) {
 	in := Inputs{
 		// Numbers decoded from protobuf are float64, which the typed
 		// unstructured getters read as absent.
-		Composite: CompositeMeta{Name: u.GetName(), UID: string(u.GetUID()), Generation: number(u.Object, "metadata", "generation")},
+		Composite: CompositeMeta{Name: u.GetName(), UID: string(u.GetUID())},
 		Engine:    u.GetLabels()[LabelClaimName],
 		Namespace: u.GetLabels()[LabelClaimNamespace],
 		Config:    cfg,

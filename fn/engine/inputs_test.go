@@ -68,7 +68,7 @@ func TestRead(t *testing.T) {
 		"NothingRequiredYet": {
 			req: &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr(claim, ""))}}},
 			want: view{
-				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid", Generation: 7}, Engine: "demo", Namespace: "firebolt",
+				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid"}, Engine: "demo", Namespace: "firebolt",
 				Replicas: 2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable", Instance: InstanceRef{Name: "inst"},
 			},
 		},
@@ -78,7 +78,7 @@ func TestRead(t *testing.T) {
 				RequiredResources: map[string]*fnv1.Resources{"instance": {}},
 			},
 			want: view{
-				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid", Generation: 7}, Engine: "demo", Namespace: "firebolt",
+				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid"}, Engine: "demo", Namespace: "firebolt",
 				Replicas: 2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable", Instance: InstanceRef{Name: "inst", Resolved: true},
 			},
 		},
@@ -88,7 +88,7 @@ func TestRead(t *testing.T) {
 				RequiredResources: map[string]*fnv1.Resources{"instance": {Items: []*fnv1.Resource{instance("other")}}},
 			},
 			want: view{
-				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid", Generation: 7}, Engine: "demo", Namespace: "firebolt",
+				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid"}, Engine: "demo", Namespace: "firebolt",
 				Replicas: 2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable", Instance: InstanceRef{Name: "inst", Resolved: true},
 			},
 		},
@@ -104,7 +104,7 @@ func TestRead(t *testing.T) {
 				RequiredResources: map[string]*fnv1.Resources{"instance": {Items: []*fnv1.Resource{instance("inst")}}, "class": {Items: []*fnv1.Resource{class}}},
 			},
 			want: view{
-				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid", Generation: 7}, Engine: "demo", Namespace: "firebolt",
+				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid"}, Engine: "demo", Namespace: "firebolt",
 				Replicas: 2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable",
 				Instance: InstanceRef{Name: "inst", Resolved: true, Found: true,
 					Spec:   v1alpha1.FireboltInstanceSpec{ID: "ID"},
@@ -117,7 +117,7 @@ func TestRead(t *testing.T) {
 		"NoClaimLabels": {
 			req: &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr(nil, ""))}}},
 			want: view{
-				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid", Generation: 7},
+				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid"},
 				Replicas:  2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable", Instance: InstanceRef{Name: "inst"},
 			},
 		},
