@@ -70,18 +70,19 @@ func (c *Client) Observe(ctx context.Context, namespace string, selector labels.
 	// An empty selector would scrape every pod in the namespace and let an
 	// unrelated pod hold (or release) the drain.
 	if selector == nil || selector.Empty() {
-		return Observation{Err: errors.New("cannot check drain: empty pod label selector")}
+		return Observation{Err: withCause(CauseConfig, errors.New("cannot check drain: empty pod label selector"))}
 	}
 	t, err := c.transport()
 	if err != nil {
-		return Observation{Err: errors.Wrap(err, "cannot check drain")}
+		return Observation{Err: withCause(CauseConfig, errors.Wrap(err, "cannot check drain"))}
 	}
 	list, err := c.kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
 	if err != nil {
+		cause := CauseList
 		if ctx.Err() != nil {
-			err = context.Cause(ctx)
+			err, cause = context.Cause(ctx), CauseTimeout
 		}
-		return Observation{Err: errors.Wrapf(err, "cannot list pods with selector %s", selector)}
+		return Observation{Err: withCause(cause, errors.Wrapf(err, "cannot list pods with selector %s", selector))}
 	}
 
 	var running []*corev1.Pod
@@ -167,7 +168,7 @@ func (c *Client) scrapeAll(ctx context.Context, t transport, pods []*corev1.Pod)
 				drained = true
 			}
 		}
-		err := errors.Wrap(context.Cause(ctx), "cannot scrape metrics")
+		err := withCause(CauseTimeout, errors.Wrap(context.Cause(ctx), "cannot scrape metrics"))
 		for i := range results {
 			switch {
 			case done[i]:
@@ -199,7 +200,7 @@ func (c *Client) scrapeLimited(ctx context.Context, t transport, pod *corev1.Pod
 }
 
 func (c *Client) noSlot(cause error) error {
-	return errors.Wrapf(cause, "cannot scrape metrics: no free slot among the %d process-wide scrapes (spec.scrape.maxConcurrentScrapes)", c.opts.MaxConcurrentScrapes)
+	return withCause(CauseNoSlot, errors.Wrapf(cause, "cannot scrape metrics: no free slot among the %d process-wide scrapes (spec.scrape.maxConcurrentScrapes)", c.opts.MaxConcurrentScrapes))
 }
 
 // scrapeRecovered is scrapeOne in a scrape goroutine, where a panic (in a
@@ -209,7 +210,7 @@ func (c *Client) noSlot(cause error) error {
 func (c *Client) scrapeRecovered(ctx context.Context, t transport, pod *corev1.Pod) (q Queries, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			q, err = Queries{}, errors.Errorf("cannot scrape metrics: recovered from a panic: %v", r)
+			q, err = Queries{}, withCause(CausePanic, errors.Errorf("cannot scrape metrics: recovered from a panic: %v", r))
 		}
 	}()
 	return c.scrapeOne(ctx, t, pod)
@@ -217,7 +218,7 @@ func (c *Client) scrapeRecovered(ctx context.Context, t transport, pod *corev1.P
 
 func (c *Client) scrapeOne(ctx context.Context, t transport, pod *corev1.Pod) (Queries, error) {
 	if ctx.Err() != nil {
-		return Queries{}, errors.Wrap(context.Cause(ctx), "cannot scrape metrics")
+		return Queries{}, withCause(CauseTimeout, errors.Wrap(context.Cause(ctx), "cannot scrape metrics"))
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, c.opts.PodTimeout,
 		errors.Errorf("per-pod timeout of %s exceeded", c.opts.PodTimeout))
@@ -226,14 +227,15 @@ func (c *Client) scrapeOne(ctx context.Context, t transport, pod *corev1.Pod) (Q
 	if err != nil {
 		// The transport's own words for a cancelled request vary by where
 		// it was cut; the cause says which limit did it.
+		cause := CauseTransport
 		if ctx.Err() != nil {
-			err = context.Cause(ctx)
+			err, cause = context.Cause(ctx), CauseTimeout
 		}
-		return Queries{}, errors.Wrap(err, "cannot scrape metrics")
+		return Queries{}, withCause(cause, errors.Wrap(err, "cannot scrape metrics"))
 	}
 	q, err := Parse(body, contentType, c.opts.MaxBodyBytes)
 	if err != nil {
-		return Queries{}, errors.Wrap(err, "cannot parse metrics")
+		return Queries{}, withCause(CauseParse, errors.Wrap(err, "cannot parse metrics"))
 	}
 	return q, nil
 }

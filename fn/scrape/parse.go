@@ -33,7 +33,7 @@ type Queries struct {
 // otherwise cancel a positive one and fake a drained pod.
 func Parse(body []byte, contentType string, maxBytes int64) (Queries, error) {
 	if int64(len(body)) > maxBytes {
-		return Queries{}, errors.Errorf("metrics body of %d bytes exceeds the limit of %d bytes", len(body), maxBytes)
+		return Queries{}, withCause(CauseBodyTooLarge, errors.Errorf("metrics body of %d bytes exceeds the limit of %d bytes", len(body), maxBytes))
 	}
 	fams, err := decode(body, contentType, maxBytes)
 	if err != nil {

@@ -133,7 +133,7 @@ func (t transport) fetch(ctx context.Context, pod *corev1.Pod, limit int64) ([]b
 	defer resp.Body.Close() //nolint:errcheck // Nothing useful to do with a close error on a read-only body.
 
 	if resp.StatusCode != http.StatusOK {
-		return nil, "", statusError(resp)
+		return nil, "", withCause(CauseHTTPStatus, statusError(resp))
 	}
 	// One byte past the limit tells an oversized body from one exactly at it;
 	// a truncated body must never be parsed, it might lack a busy gauge.
@@ -142,7 +142,7 @@ func (t transport) fetch(ctx context.Context, pod *corev1.Pod, limit int64) ([]b
 		return nil, "", errors.Wrap(withoutURL(err), "cannot read metrics body")
 	}
 	if int64(len(body)) > limit {
-		return nil, "", errors.Errorf("metrics body exceeds the limit of %d bytes", limit)
+		return nil, "", withCause(CauseBodyTooLarge, errors.Errorf("metrics body exceeds the limit of %d bytes", limit))
 	}
 	return body, resp.Header.Get("Content-Type"), nil
 }
