@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
+	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
 )
 
 // Composite kinds this function composes.
@@ -42,17 +44,35 @@ type Function struct {
 
 	log       logging.Logger
 	composers map[string]Composer
+	metrics   metrics.Recorder
 }
+
+// An Option configures the Function.
+type Option func(*Function)
+
+// WithMetrics reports every call, and hands r to the default composers.
+func WithMetrics(r metrics.Recorder) Option {
+	return func(f *Function) { f.metrics = r }
+}
+
+// Kinds are the composite kinds this function composes.
+var Kinds = []string{KindEngine, KindEngineClass, KindInstance}
 
 // New returns the function with a composer for every kind. kube may be nil
 // (no cluster access); composers that need live signals then report that.
-func New(log logging.Logger, kube kubernetes.Interface) *Function {
-	return NewWithComposers(log, defaultComposers(log, kube))
+func New(log logging.Logger, kube kubernetes.Interface, o ...Option) *Function {
+	f := NewWithComposers(log, nil, o...)
+	f.composers = defaultComposers(log, kube, f.metrics)
+	return f
 }
 
 // NewWithComposers returns the function with the given composers by kind.
-func NewWithComposers(log logging.Logger, composers map[string]Composer) *Function {
-	return &Function{log: log, composers: composers}
+func NewWithComposers(log logging.Logger, composers map[string]Composer, o ...Option) *Function {
+	f := &Function{log: log, composers: composers, metrics: metrics.Nop{}}
+	for _, fn := range o {
+		fn(f)
+	}
+	return f
 }
 
 // RunFunction runs the function. One process serves every composite of
@@ -63,6 +83,9 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	tagged := f.log.WithValues("tag", req.GetMeta().GetTag())
 	log := tagged
 	kind, name := "", ""
+	// Deferred first so it runs last and sees the response a panic left.
+	start := time.Now()
+	defer func() { f.metrics.Composed(kind, time.Since(start), rsp.GetResults()) }()
 	defer func() {
 		r := recover()
 		if r == nil {

@@ -5,11 +5,14 @@ package main
 
 import (
 	"github.com/alecthomas/kong"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/crossplane/function-sdk-go"
 	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/firebolt-db/firebolt-crossplane/fn"
+	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
 )
 
 // CLI is the function's command line. The flag names are those Crossplane's
@@ -49,12 +52,35 @@ func (c *CLI) Run() error {
 		log.Info("No Kubernetes client configured (not in a cluster and KUBECONFIG unset); drain checks will report DrainCheckFailing")
 	}
 
-	return function.Serve(fn.New(log, kube),
+	reg, rec, err := newMetrics(c.MetricsAddress)
+	if err != nil {
+		return err
+	}
+
+	return function.Serve(fn.New(log, kube, fn.WithMetrics(rec)),
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),
 		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024),
-		function.WithMetricsServer(c.MetricsAddress))
+		function.WithMetricsServer(c.MetricsAddress),
+		function.WithMetricsRegistry(reg))
+}
+
+// newMetrics returns the registry the SDK serves on address, holding the
+// process and Go runtime collectors (as the SDK's default registry would)
+// and the function's own metrics, and the recorder that feeds them. With
+// no address nothing is served, so nothing is recorded.
+func newMetrics(address string) (*prometheus.Registry, metrics.Recorder, error) {
+	reg := prometheus.NewRegistry()
+	if address == "" {
+		return reg, metrics.Nop{}, nil
+	}
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m, err := metrics.New(reg, fn.Kinds)
+	if err != nil {
+		return nil, nil, errors.Wrap(err, "cannot register metrics")
+	}
+	return reg, m, nil
 }
 
 func main() {

@@ -8,6 +8,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
 )
 
 // Composer composes XFireboltEngine composites: read, compute, write.
@@ -16,6 +17,7 @@ type Composer struct {
 	prober DrainProber
 	events EventLister
 	now    func() time.Time
+	rec    metrics.Recorder
 }
 
 // An Option configures a Composer.
@@ -30,7 +32,7 @@ func WithClock(now func() time.Time) Option {
 // lists StatefulSet Warning events; either may be nil, in which case a drain
 // check reports that it did not run and no events are read.
 func New(log logging.Logger, prober DrainProber, events EventLister, o ...Option) *Composer {
-	c := &Composer{log: log, prober: prober, events: events, now: time.Now}
+	c := &Composer{log: log, prober: prober, events: events, now: time.Now, rec: metrics.Nop{}}
 	for _, fn := range o {
 		fn(c)
 	}
@@ -46,6 +48,7 @@ func (c *Composer) Compose(ctx context.Context, req *fnv1.RunFunctionRequest, rs
 	}
 	sig := c.gather(ctx, in)
 	p := Compute(in, sig, c.now())
+	c.rec.EngineComposed(observedEngine(req, in, p))
 	c.log.Debug("Composed engine", "engine", in.Engine, "namespace", in.Namespace,
 		"phase", p.Status.Phase, "currentGeneration", p.Status.CurrentGeneration,
 		"activeGeneration", p.Status.ActiveGeneration, "resources", len(p.Resources), "ttl", p.TTL.String())

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
 )
 
@@ -19,8 +20,12 @@ const errNoKube = "no Kubernetes client configured"
 // option set, so concurrent calls share connections, and all of them share
 // one Limiter: the function input's maxConcurrentScrapes bounds the scrapes
 // of every composite the process serves, not of one call.
-func NewProber(kube kubernetes.Interface) DrainProber {
-	return &scrapeProber{kube: kube, clients: map[scrape.Options]*scrape.Client{}, limiter: scrape.NewLimiter()}
+func NewProber(kube kubernetes.Interface, o ...ProberOption) DrainProber {
+	p := &scrapeProber{kube: kube, clients: map[scrape.Options]*scrape.Client{}, limiter: scrape.NewLimiter(), metrics: metrics.Nop{}}
+	for _, fn := range o {
+		fn(p)
+	}
+	return p
 }
 
 type scrapeProber struct {
@@ -28,10 +33,12 @@ type scrapeProber struct {
 	mu      sync.Mutex
 	clients map[scrape.Options]*scrape.Client
 	limiter *scrape.Limiter
+	metrics metrics.Recorder
 }
 
 func (p *scrapeProber) Drain(ctx context.Context, namespace string, selector labels.Selector, o scrape.Options) scrape.Verdict {
 	if p.kube == nil {
+		p.metrics.DrainChecked(metrics.DrainCheck{Outcome: metrics.DrainFailing, Causes: []scrape.Cause{scrape.CauseConfig}})
 		return scrape.Verdict{Failing: true, Message: errNoKube}
 	}
 	p.mu.Lock()
@@ -41,5 +48,5 @@ func (p *scrapeProber) Drain(ctx context.Context, namespace string, selector lab
 		p.clients[o] = c
 	}
 	p.mu.Unlock()
-	return c.Drain(ctx, namespace, selector)
+	return p.drain(ctx, c, namespace, selector)
 }

@@ -38,6 +38,9 @@ const (
 
 	// FunctionAddress is where the function serves gRPC with mTLS.
 	FunctionAddress = "127.0.0.1:9443"
+	// FunctionMetricsAddress is where the function serves /metrics. The
+	// RBAC manager holds :8080, the SDK's default.
+	FunctionMetricsAddress = "127.0.0.1:8095"
 )
 
 type crossplaneState struct {
@@ -190,7 +193,7 @@ func (c *Cluster) startFunction(ctx context.Context) error {
 		return err
 	}
 	err := c.procs.start("function", c.Tools.Function, []string{
-		"--debug", "--address=" + FunctionAddress, "--tls-certs-dir=" + c.xp.fnDir, "--metrics-address=",
+		"--debug", "--address=" + FunctionAddress, "--tls-certs-dir=" + c.xp.fnDir, "--metrics-address=" + FunctionMetricsAddress,
 	}, "KUBECONFIG="+kubeconfig)
 	if err != nil {
 		return err
