@@ -55,8 +55,8 @@ func WithMetrics(r metrics.Recorder) Option {
 	return func(f *Function) { f.metrics = r }
 }
 
-// Kinds are the composite kinds this function composes.
-var Kinds = []string{KindEngine, KindEngineClass, KindInstance}
+// Kinds returns the composite kinds this function composes.
+func Kinds() []string { return []string{KindEngine, KindEngineClass, KindInstance} }
 
 // New returns the function with a composer for every kind. kube may be nil
 // (no cluster access); composers that need live signals then report that.

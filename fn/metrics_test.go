@@ -20,7 +20,7 @@ import (
 // refused for bad input, or panicked.
 func TestRunFunctionMetrics(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	m, err := metrics.New(reg, Kinds)
+	m, err := metrics.New(reg, Kinds())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func newMetrics(address string) (*prometheus.Registry, metrics.Recorder, error) 
 		return reg, metrics.Nop{}, nil
 	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m, err := metrics.New(reg, fn.Kinds)
+	m, err := metrics.New(reg, fn.Kinds())
 	if err != nil {
 		return nil, nil, errors.Wrap(err, "cannot register metrics")
 	}

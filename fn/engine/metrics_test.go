@@ -48,7 +48,7 @@ func TestMetricsThroughRunFunction(t *testing.T) {
 	delay := 0
 	s := newSim(t, scripted{podDelay: &delay}, fixtureSpec("ghcr.io/firebolt-db/engine:4.29", 2))
 	reg := prometheus.NewPedanticRegistry()
-	m, err := metrics.New(reg, fn.Kinds, metrics.WithClock(s.now))
+	m, err := metrics.New(reg, fn.Kinds(), metrics.WithClock(s.now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestDrainCheckMetrics(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			reg := prometheus.NewPedanticRegistry()
-			m, err := metrics.New(reg, fn.Kinds)
+			m, err := metrics.New(reg, fn.Kinds())
 			if err != nil {
 				t.Fatal(err)
 			}
