@@ -5,6 +5,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go/logging"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/class"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
 	"github.com/firebolt-db/firebolt-crossplane/fn/instance"
@@ -12,8 +13,8 @@ import (
 
 func defaultComposers(log logging.Logger, kube kubernetes.Interface) map[string]Composer {
 	return map[string]Composer{
-		KindEngine:      engine.New(log, engine.NewProber(kube), engine.NewEventLister(kube)),
-		KindEngineClass: class.New(log),
-		KindInstance:    instance.New(log),
+		v1alpha1.XFireboltEngineKind:      engine.New(log, engine.NewProber(kube), engine.NewEventLister(kube)),
+		v1alpha1.XFireboltEngineClassKind: class.New(log),
+		v1alpha1.XFireboltInstanceKind:    instance.New(log),
 	}
 }

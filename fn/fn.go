@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -18,14 +19,8 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
-)
-
-// Composite kinds this function composes.
-const (
-	KindEngine      = "XFireboltEngine"
-	KindEngineClass = "XFireboltEngineClass"
-	KindInstance    = "XFireboltInstance"
 )
 
 // A Composer composes one composite kind. It fills rsp (desired resources,
@@ -109,8 +104,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 
 	c, ok := f.composers[kind]
 	if !ok {
-		response.Fatal(rsp, errors.Errorf("cannot compose %s %q: this function composes only %s, %s and %s",
-			kind, name, KindInstance, KindEngine, KindEngineClass))
+		response.Fatal(rsp, errors.Errorf("cannot compose %s %q: this function composes only %s", kind, name, composedKinds()))
 		return rsp, nil
 	}
 	if err := c.Compose(ctx, req, rsp, cfg); err != nil {
@@ -120,4 +114,14 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	}
 	log.Debug("Composed")
 	return rsp, nil
+}
+
+// composedKinds lists the kinds of v1alpha1.Composites as a sentence.
+func composedKinds() string {
+	kinds := make([]string, len(v1alpha1.Composites))
+	for i, k := range v1alpha1.Composites {
+		kinds[i] = k.Kind
+	}
+	last := len(kinds) - 1
+	return strings.Join(kinds[:last], ", ") + " and " + kinds[last]
 }

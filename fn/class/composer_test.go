@@ -16,6 +16,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn"
 	"github.com/firebolt-db/firebolt-crossplane/fn/class"
 )
@@ -204,7 +205,7 @@ func TestRunFunction(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			log := logging.NewNopLogger()
-			f := fn.NewWithComposers(log, map[string]fn.Composer{fn.KindEngineClass: class.New(log)})
+			f := fn.NewWithComposers(log, map[string]fn.Composer{v1alpha1.XFireboltEngineClassKind: class.New(log)})
 			rsp, err := f.RunFunction(context.Background(), tc.req)
 			if err != nil {
 				t.Fatal(err)
@@ -218,7 +219,7 @@ func TestRunFunction(t *testing.T) {
 
 func TestRunFunctionWithoutClaim(t *testing.T) {
 	log := logging.NewNopLogger()
-	f := fn.NewWithComposers(log, map[string]fn.Composer{fn.KindEngineClass: class.New(log)})
+	f := fn.NewWithComposers(log, map[string]fn.Composer{v1alpha1.XFireboltEngineClassKind: class.New(log)})
 	req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(
 		`{"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltEngineClass", "metadata": {"name": "standard-9d2kw"}, "spec": {"template": {}}}`)}}}
 	rsp, err := f.RunFunction(context.Background(), req)

@@ -12,6 +12,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 )
 
 // Deletion protection is Crossplane's own: every engine that names a class
@@ -58,8 +59,8 @@ func IsUsageResourceName(n resource.Name) bool {
 
 // Labels on the Usage, to find an engine's Usage or a class's users.
 const (
-	LabelEngine      = "firebolt.io/engine"
-	LabelEngineClass = "firebolt.io/engine-class"
+	LabelEngine      = contract.LabelEngine
+	LabelEngineClass = contract.LabelEngineClass
 )
 
 // UsageName is the name of the Usage engine composes for class: unique per

@@ -7,13 +7,13 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
-	"github.com/firebolt-db/firebolt-crossplane/fn/class"
+	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 )
 
 // Labels the engine's objects carry. The generation label is what the
 // routing Service selects on, so cutover is a change of one label value.
 const (
-	LabelEngine     = class.LabelEngine
+	LabelEngine     = contract.LabelEngine
 	LabelGeneration = "firebolt.io/generation"
 )
 
@@ -79,7 +79,7 @@ func parseResourceName(n resource.Name) (int, string, bool) {
 func statefulSetName(engine string, gen int) string { return engine + "-g" + strconv.Itoa(gen) }
 func headlessName(engine string, gen int) string    { return statefulSetName(engine, gen) + "-hl" }
 func configMapName(engine string, gen int) string   { return statefulSetName(engine, gen) + "-config" }
-func routingServiceName(engine string) string       { return engine + "-service" }
+func routingServiceName(engine string) string       { return contract.RoutingService(engine) }
 
 // generationLabels are the labels of every object of one generation, and
 // the selector of its pods.

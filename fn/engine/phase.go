@@ -301,10 +301,8 @@ func (m *machine) draining() {
 	switch {
 	case m.in.Observed[resourceName(*d, suffixStatefulSet)] == nil:
 		why = "its StatefulSet is gone"
-	case m.policy.Rollout == v1alpha1.RolloutRecreate:
-		why = "rollout is recreate"
-	case !m.policy.DrainCheckEnabled:
-		why = "the drain check is disabled"
+	case m.policy.drainSkipped() != "":
+		why = m.policy.drainSkipped()
 	case m.sig.Drain != nil && m.sig.Drain.Drained:
 		why = "no pod serves queries"
 	}

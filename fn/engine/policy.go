@@ -26,10 +26,20 @@ type Policy struct {
 	DrainCheckInterval time.Duration
 }
 
-// drainChecked reports whether old generations wait for the drain check.
-func (p Policy) drainChecked() bool {
-	return p.Rollout != v1alpha1.RolloutRecreate && p.DrainCheckEnabled
+// drainSkipped says why old generations do not wait for the drain check;
+// "" when they do. The one place that decides it.
+func (p Policy) drainSkipped() string {
+	switch {
+	case p.Rollout == v1alpha1.RolloutRecreate:
+		return "rollout is recreate"
+	case !p.DrainCheckEnabled:
+		return "the drain check is disabled"
+	}
+	return ""
 }
+
+// drainChecked reports whether old generations wait for the drain check.
+func (p Policy) drainChecked() bool { return p.drainSkipped() == "" }
 
 // effectivePolicy resolves the policy. A class that is missing contributes
 // nothing: an in-flight rollout must not stall on it.

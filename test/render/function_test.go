@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/internal/xptools"
 )
 
@@ -68,17 +69,10 @@ func startFunction(t *testing.T) string {
 	}
 }
 
-// compositeFiles maps a composite kind to its Composition and XRD.
-var compositeFiles = map[string]struct{ composition, xrd string }{
-	"XFireboltEngine":      {"composition/engine.yaml", "apis/definitions/xfireboltengines.yaml"},
-	"XFireboltEngineClass": {"composition/engineclass.yaml", "apis/definitions/xfireboltengineclasses.yaml"},
-	"XFireboltInstance":    {"composition/instance.yaml", "apis/definitions/xfireboltinstances.yaml"},
-}
-
 func filesFor(kind string) (string, string, error) {
-	f, ok := compositeFiles[kind]
+	k, ok := v1alpha1.CompositeKindOf(kind)
 	if !ok {
 		return "", "", fmt.Errorf("no Composition for kind %q", kind)
 	}
-	return f.composition, f.xrd, nil
+	return "composition/" + k.Composition, k.XRD(), nil
 }
