@@ -19,6 +19,7 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // recorder is a composer that records what it was given and answers with a
@@ -29,8 +30,8 @@ type recorder struct {
 	got  *v1beta1.Resolved
 }
 
-func (r *recorder) Compose(_ context.Context, _ *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, cfg v1beta1.Resolved) error {
-	r.got = &cfg
+func (r *recorder) Compose(_ context.Context, call composite.Call, rsp *fnv1.RunFunctionResponse) error {
+	r.got = &call.Config
 	if r.err != nil {
 		return r.err
 	}

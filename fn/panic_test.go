@@ -16,16 +16,16 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 
-	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // panicker panics for the composite named bad, after writing a partial
 // response, and composes every other one.
 type panicker struct{ bad string }
 
-func (p panicker) Compose(_ context.Context, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, _ v1beta1.Resolved) error {
-	if req.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue() == p.bad {
+func (p panicker) Compose(_ context.Context, call composite.Call, rsp *fnv1.RunFunctionResponse) error {
+	if call.XR.Resource.GetName() == p.bad {
 		response.ConditionTrue(rsp, "HalfWritten", "Partial")
 		var m map[string]int
 		m["boom"]++ // A nil map write: the kind of bug a panic comes from.

@@ -158,7 +158,7 @@ func TestRunFunction(t *testing.T) {
 			}
 			before := proto.Clone(req)
 			prober := &fixedProber{verdict: tc.verdict}
-			c := engine.New(logging.NewNopLogger(), prober, fixedEvents{tc.events}, engine.WithClock(func() time.Time { return responseClock }))
+			c := engine.New(prober, fixedEvents{tc.events}, engine.WithClock(func() time.Time { return responseClock }))
 			f := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{v1alpha1.XFireboltEngineKind: c})
 
 			got, err := f.RunFunction(context.Background(), req)

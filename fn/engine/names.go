@@ -19,16 +19,9 @@ const (
 
 // Annotations on a generation's StatefulSet, as the original stamped them.
 const (
-	AnnotationMetadataOverride   = "firebolt.io/metadata-override"
-	AnnotationCustomConfigHash   = "firebolt.io/custom-engine-config-hash"
-	AnnotationEngineClassHash    = "firebolt.io/engine-class-hash"
-	annotationLastAppliedKubectl = "kubectl.kubernetes.io/last-applied-configuration"
-)
-
-// Labels Crossplane puts on the composite for its claim.
-const (
-	LabelClaimName      = "crossplane.io/claim-name"
-	LabelClaimNamespace = "crossplane.io/claim-namespace"
+	AnnotationMetadataOverride = "firebolt.io/metadata-override"
+	AnnotationCustomConfigHash = "firebolt.io/custom-engine-config-hash"
+	AnnotationEngineClassHash  = "firebolt.io/engine-class-hash"
 )
 
 // Composition-resource-name suffixes of a generation's objects, and the key

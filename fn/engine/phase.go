@@ -14,6 +14,7 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
 	"github.com/firebolt-db/firebolt-crossplane/fn/class"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // Requeue intervals. Progress never waits on a slow poll: a pass that
@@ -445,7 +446,7 @@ func (m *machine) plan(now time.Time) Plan {
 			case hasRec:
 				obj = deepCopy(rec.Objects.bySuffix(s))
 			case obs != nil:
-				obj = sanitized(obs)
+				obj = composite.Unchanged(obs.Object)
 				unrecorded = true
 			default:
 				continue
@@ -603,15 +604,9 @@ func classUsage(in Inputs) (resource.Name, DesiredObject, bool) {
 // so the objects are the observed ones and the status, recordings
 // included, is kept unchanged for when the labels are back.
 func frozen(in Inputs, now time.Time) Plan {
-	p := Plan{Resources: map[resource.Name]DesiredObject{}, TTL: in.Config.StableTTL}
-	for name, obs := range in.Observed {
-		p.Resources[name] = DesiredObject{Object: sanitized(obs), Ready: true}
-	}
+	p := Plan{Resources: composite.KeepObserved(in.Observed), TTL: in.Config.StableTTL}
 	p.Status = withLastReconciled(in.Status, in.Status, now)
-	p.Conditions = []Condition{{
-		Type: TypeEngineReady, Status: metav1.ConditionFalse, Reason: ReasonClaimLabelsMissing,
-		Message: fmt.Sprintf("composite %s has no %s and %s labels: create engines through a FireboltEngine claim", in.Composite.Name, LabelClaimName, LabelClaimNamespace),
-	}}
+	p.Conditions = []Condition{composite.ClaimLabelsMissing(TypeEngineReady, in.Composite.Name, "engines", v1alpha1.FireboltEngineKind)}
 	return p
 }
 

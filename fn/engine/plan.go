@@ -3,11 +3,10 @@ package engine
 import (
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // A Plan is everything one call decides, ready to be written into the
@@ -38,35 +37,23 @@ type Plan struct {
 	Requirements map[string]Requirement
 }
 
-// DesiredObject is one desired composed resource.
-type DesiredObject struct {
-	Object map[string]any
-	Ready  bool
-}
-
-// Condition is a custom condition for the composite and its claim.
-type Condition struct {
-	Type    string
-	Status  metav1.ConditionStatus
-	Reason  string
-	Message string
-}
-
-// Severity of a Result.
-type Severity string
+// The shapes every composer shares.
+type (
+	// DesiredObject is one desired composed resource.
+	DesiredObject = composite.Desired
+	// Condition is a custom condition for the composite and its claim.
+	Condition = composite.Condition
+	// Severity of a Result.
+	Severity = composite.Severity
+	// Result is an event on the composite and its claim.
+	Result = composite.Result
+)
 
 // Result severities.
 const (
-	SeverityNormal  Severity = "Normal"
-	SeverityWarning Severity = "Warning"
+	SeverityNormal  = composite.SeverityNormal
+	SeverityWarning = composite.SeverityWarning
 )
-
-// Result is an event on the composite and its claim.
-type Result struct {
-	Severity Severity
-	Reason   string
-	Message  string
-}
 
 // Requirement asks Crossplane for one object by name.
 type Requirement struct {

@@ -35,7 +35,7 @@ func structOf(t *testing.T, y string) *structpb.Struct {
 
 func runEngine(t *testing.T, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	t.Helper()
-	c := engine.New(logging.NewNopLogger(), &fixedProber{}, fixedEvents{}, engine.WithClock(func() time.Time { return responseClock }))
+	c := engine.New(&fixedProber{}, fixedEvents{}, engine.WithClock(func() time.Time { return responseClock }))
 	f := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{v1alpha1.XFireboltEngineKind: c})
 	rsp, err := f.RunFunction(context.Background(), req)
 	if err != nil {

@@ -240,7 +240,7 @@ func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 // runMeasured runs the engine function and reports the bytes it allocated.
 func runMeasured(t *testing.T, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, uint64) {
 	t.Helper()
-	c := engine.New(logging.NewNopLogger(), &fixedProber{}, fixedEvents{}, engine.WithClock(func() time.Time { return responseClock }))
+	c := engine.New(&fixedProber{}, fixedEvents{}, engine.WithClock(func() time.Time { return responseClock }))
 	f := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{v1alpha1.XFireboltEngineKind: c})
 	var before, after runtime.MemStats
 	runtime.GC()

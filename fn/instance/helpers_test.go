@@ -206,7 +206,7 @@ func (w want) build(t *testing.T) *fnv1.RunFunctionResponse {
 		Meta: &fnv1.ResponseMeta{Ttl: durationpb.New(w.ttl)},
 		Desired: &fnv1.State{
 			Composite: &fnv1.Resource{
-				Resource: obj{"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltInstance", "status": map[string]any(w.status)}.structpb(t),
+				Resource: obj{"status": map[string]any(w.status)}.structpb(t),
 				Ready:    ready,
 			},
 			Resources: map[string]*fnv1.Resource{},

@@ -188,7 +188,7 @@ gateway: {}
 				logs.WriteString(prefix + " " + args + "\n")
 			}, funcr.Options{Verbosity: 10}))
 			pw := instance.PasswordGeneratorFn(func() (string, error) { return canary, nil })
-			f := fn.NewWithComposers(log, map[string]fn.Composer{v1alpha1.XFireboltInstanceKind: instance.New(log, instance.WithPasswordGenerator(pw))})
+			f := fn.NewWithComposers(log, map[string]fn.Composer{v1alpha1.XFireboltInstanceKind: instance.New(instance.WithPasswordGenerator(pw))})
 
 			rsp, err := f.RunFunction(context.Background(), tc.req(t).build(t))
 			if err != nil {
