@@ -1,7 +1,7 @@
 // Package class composes a FireboltEngineClass. A class composes no
 // workload: its composer checks the template (condition Admissible) and
 // counts the engines that name it (status.boundEngines). Deletion
-// protection comes from the Usage each bound engine composes (Usage).
+// protection comes from the Usage each bound engine composes (engine.Usage).
 package class
 
 import (

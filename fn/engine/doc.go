@@ -12,7 +12,8 @@
 //     itself for its generation (fn/claimgen), the function input), and,
 //     only when the phase needs them, live Signals: the drain verdict of the
 //     draining generation and the Warning events of a stuck StatefulSet.
-//   - compute (phase.go and the files it calls): Compute is pure. It decides
+//   - compute (phase.go and the files it calls; plan.go assembles the
+//     Plan): Compute is pure. It decides
 //     every transition in one place, renders the current generation,
 //     reproduces older generations from their recorded renderings, and
 //     returns a Plan: desired objects and their readiness, the complete next

@@ -1,11 +1,11 @@
-// Package gateway renders the instance gateway's Envoy configuration.
+// Package envoyconfig renders the instance gateway's Envoy configuration.
 //
 // The configuration is a pure function of the FireboltInstance: engines are
 // found at request time (the Lua filter names the engine Service, the dynamic
 // forward proxy resolves it), so nothing about engines is an input and engine
 // create, delete, scale or rollout can never change the gateway ConfigMap or
 // roll the gateway pods.
-package gateway
+package envoyconfig
 
 import (
 	"fmt"
