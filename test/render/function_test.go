@@ -14,7 +14,8 @@ import (
 )
 
 // startFunction builds cmd/function and serves it on a free loopback port
-// with --insecure, exactly as make render does, until the test ends.
+// with --insecure and no cluster access until the test ends; make render
+// runs this test.
 func startFunction(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
