@@ -67,6 +67,17 @@ func Required(req *fnv1.RunFunctionRequest, name, what string) ([]resource.Requi
 	return items, resolved, nil
 }
 
+// RequiredNamed is the object called name among what Crossplane fetched
+// for the requirement reqName (nil when it found none); resolved is false
+// until it has tried. what names the resource in the error.
+func RequiredNamed(req *fnv1.RunFunctionRequest, reqName, what, name string) (*unstructured.Unstructured, bool, error) {
+	items, resolved, err := Required(req, reqName, what)
+	if err != nil {
+		return nil, false, err
+	}
+	return Named(items, name), resolved, nil
+}
+
 // Named picks the required object called name. Crossplane matches by
 // name, but a requirement from an earlier call (the reference changed in
 // between) may still be what the request carries.

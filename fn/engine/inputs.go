@@ -125,12 +125,12 @@ func Read(c composite.Call) (Inputs, error) {
 	}
 
 	in.Instance.Name = in.Spec.InstanceRef
-	items, resolved, err := composite.Required(c.Req, RequirementInstance, "FireboltInstance")
+	obj, resolved, err := composite.RequiredNamed(c.Req, RequirementInstance, "FireboltInstance", in.Instance.Name)
 	if err != nil {
 		return Inputs{}, err
 	}
 	in.Instance.Resolved = resolved
-	if obj := composite.Named(items, in.Instance.Name); obj != nil {
+	if obj != nil {
 		in.Instance.Found = true
 		if err := composite.DecodeField(obj.Object, "spec", &in.Instance.Spec); err != nil {
 			in.Instance.Err = "cannot decode its spec: " + err.Error()
@@ -141,12 +141,12 @@ func Read(c composite.Call) (Inputs, error) {
 
 	if in.Spec.EngineClassRef != nil {
 		in.Class.Name = *in.Spec.EngineClassRef
-		items, resolved, err := composite.Required(c.Req, RequirementClass, "FireboltEngineClass")
+		obj, resolved, err := composite.RequiredNamed(c.Req, RequirementClass, "FireboltEngineClass", in.Class.Name)
 		if err != nil {
 			return Inputs{}, err
 		}
 		in.Class.Resolved = resolved
-		if obj := composite.Named(items, in.Class.Name); obj != nil {
+		if obj != nil {
 			in.Class.Found = true
 			if err := composite.DecodeField(obj.Object, "spec", &in.Class.Spec); err != nil {
 				in.Class.Err = "cannot decode its spec: " + err.Error()

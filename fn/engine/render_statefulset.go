@@ -2,7 +2,6 @@ package engine
 
 import (
 	"strconv"
-
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
