@@ -125,7 +125,7 @@ func Read(c composite.Call) (Inputs, error) {
 	}
 
 	in.Instance.Name = in.Spec.InstanceRef
-	obj, resolved, err := composite.RequiredNamed(c.Req, RequirementInstance, "FireboltInstance", in.Instance.Name)
+	obj, resolved, err := composite.RequiredNamed(c.Req, RequirementInstance, v1alpha1.FireboltInstanceKind, in.Instance.Name)
 	if err != nil {
 		return Inputs{}, err
 	}
@@ -141,7 +141,7 @@ func Read(c composite.Call) (Inputs, error) {
 
 	if in.Spec.EngineClassRef != nil {
 		in.Class.Name = *in.Spec.EngineClassRef
-		obj, resolved, err := composite.RequiredNamed(c.Req, RequirementClass, "FireboltEngineClass", in.Class.Name)
+		obj, resolved, err := composite.RequiredNamed(c.Req, RequirementClass, v1alpha1.FireboltEngineClassKind, in.Class.Name)
 		if err != nil {
 			return Inputs{}, err
 		}
