@@ -3,6 +3,7 @@ package fn
 import (
 	"context"
 	"fmt"
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"strings"
 	"testing"
 
@@ -25,26 +26,26 @@ func TestRunFunctionMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := NewWithComposers(logging.NewNopLogger(), map[string]Composer{
-		KindEngine:   panicker{bad: "bad"},
-		KindInstance: &recorder{name: KindInstance},
+		v1alpha1.XFireboltEngineKind:   panicker{bad: "bad"},
+		v1alpha1.XFireboltInstanceKind: &recorder{name: v1alpha1.XFireboltInstanceKind},
 	}, WithMetrics(m))
 	for _, req := range []struct{ kind, name string }{
-		{KindEngine, "good"}, {KindEngine, "bad"}, {KindInstance, "i"}, {"XUnknown", "x"},
+		{v1alpha1.XFireboltEngineKind, "good"}, {v1alpha1.XFireboltEngineKind, "bad"}, {v1alpha1.XFireboltInstanceKind, "i"}, {"XUnknown", "x"},
 	} {
 		if _, err := f.RunFunction(context.Background(), named(req.kind, req.name)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.RunFunction(context.Background(), newRequest(KindEngine, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input","spec":{"typo":1}}`)); err != nil {
+	if _, err := f.RunFunction(context.Background(), newRequest(v1alpha1.XFireboltEngineKind, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input","spec":{"typo":1}}`)); err != nil {
 		t.Fatal(err)
 	}
 
 	// The kind is known only once the composite is decoded, after the
 	// input: a call refused for its input counts as other.
-	fatal := map[string]int{KindEngine: 1, metrics.KindOther: 2}
+	fatal := map[string]int{v1alpha1.XFireboltEngineKind: 1, metrics.KindOther: 2}
 	var want strings.Builder
 	want.WriteString("# HELP function_firebolt_results_total Results returned to Crossplane, by the composite's kind and the result's severity.\n# TYPE function_firebolt_results_total counter\n")
-	for _, k := range []string{KindEngine, KindEngineClass, KindInstance, metrics.KindOther} {
+	for _, k := range []string{v1alpha1.XFireboltEngineKind, v1alpha1.XFireboltEngineClassKind, v1alpha1.XFireboltInstanceKind, metrics.KindOther} {
 		for _, s := range []string{"fatal", "normal", "unspecified", "warning"} {
 			n := 0
 			if s == "fatal" {
@@ -69,7 +70,7 @@ func TestRunFunctionMetrics(t *testing.T) {
 			counts[s.GetLabel()[0].GetValue()] = s.GetHistogram().GetSampleCount()
 		}
 	}
-	if d := cmp.Diff(map[string]uint64{KindEngine: 2, KindInstance: 1, metrics.KindOther: 2}, counts); d != "" {
+	if d := cmp.Diff(map[string]uint64{v1alpha1.XFireboltEngineKind: 2, v1alpha1.XFireboltInstanceKind: 1, metrics.KindOther: 2}, counts); d != "" {
 		t.Errorf("compose duration counts by kind (-want +got):\n%s", d)
 	}
 }

@@ -17,9 +17,9 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
 	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
 )
@@ -32,9 +32,9 @@ type counted struct {
 	results map[string]int
 }
 
-func (c *counted) Compose(ctx context.Context, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, cfg v1beta1.Resolved) error {
+func (c *counted) Compose(ctx context.Context, call composite.Call, rsp *fnv1.RunFunctionResponse) error {
 	c.calls++
-	err := c.Composer.Compose(ctx, req, rsp, cfg)
+	err := c.Composer.Compose(ctx, call, rsp)
 	for _, r := range rsp.GetResults() {
 		c.results[strings.ToLower(strings.TrimPrefix(r.GetSeverity().String(), "SEVERITY_"))]++
 	}
@@ -52,8 +52,8 @@ func TestMetricsThroughRunFunction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &counted{Composer: engine.New(logging.NewNopLogger(), simProber{s}, simEvents{s}, engine.WithClock(s.now), engine.WithMetrics(m)), results: map[string]int{}}
-	s.f = fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{fn.KindEngine: c}, fn.WithMetrics(m))
+	c := &counted{Composer: engine.New(simProber{s}, simEvents{s}, engine.WithClock(s.now), engine.WithMetrics(m)), results: map[string]int{}}
+	s.f = fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{v1alpha1.XFireboltEngineKind: c}, fn.WithMetrics(m))
 
 	// The rollouts as the status shows them: from the step the status
 	// first reads creating to the step it reads stable.
@@ -114,7 +114,7 @@ func TestMetricsThroughRunFunction(t *testing.T) {
 	for _, mm := range family(t, reg, "function_firebolt_compose_duration_seconds").GetMetric() {
 		counts[label(mm, "kind")] = mm.GetHistogram().GetSampleCount()
 	}
-	if d := cmp.Diff(map[string]uint64{fn.KindEngine: uint64(c.calls)}, counts); d != "" {
+	if d := cmp.Diff(map[string]uint64{v1alpha1.XFireboltEngineKind: uint64(c.calls)}, counts); d != "" {
 		t.Errorf("compose duration counts by kind (-want +got):\n%s", d)
 	}
 	got := map[string]int{}
@@ -125,7 +125,7 @@ func TestMetricsThroughRunFunction(t *testing.T) {
 	}
 	want := map[string]int{}
 	for sev, n := range c.results {
-		want[fn.KindEngine+"/"+sev] = n
+		want[v1alpha1.XFireboltEngineKind+"/"+sev] = n
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("results_total (-want +got):\n%s", d)
@@ -190,8 +190,8 @@ func TestDrainCheckMetrics(t *testing.T) {
 				t.Fatal(err)
 			}
 			req := requestIn(t, 2, v1alpha1.EnginePhaseDraining)
-			c := engine.New(logging.NewNopLogger(), tc.prober(m), nil, engine.WithClock(func() time.Time { return responseClock }))
-			if _, err := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{fn.KindEngine: c}, fn.WithMetrics(m)).RunFunction(context.Background(), req); err != nil {
+			c := engine.New(tc.prober(m), nil, engine.WithClock(func() time.Time { return responseClock }))
+			if _, err := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{v1alpha1.XFireboltEngineKind: c}, fn.WithMetrics(m)).RunFunction(context.Background(), req); err != nil {
 				t.Fatal(err)
 			}
 
