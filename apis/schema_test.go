@@ -7,12 +7,13 @@ import (
 	"sync"
 	"testing"
 
-	xv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
 	"github.com/google/go-cmp/cmp"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
+
+	xv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
 )
 
 var xrdFiles = map[string]string{

@@ -14,9 +14,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/crossplane/function-sdk-go/errors"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane/function-sdk-go/errors"
 )
 
 func main() {

@@ -4,9 +4,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/crossplane/function-sdk-go/errors"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )

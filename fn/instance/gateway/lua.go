@@ -1,8 +1,9 @@
 package gateway
 
 import (
-	_ "embed"
 	"strconv"
+
+	_ "embed"
 )
 
 //go:embed route.lua
