@@ -46,7 +46,7 @@ type Result struct {
 // loadXRD reads a generated XRD.
 func loadXRD(t *testing.T, file string) *xv1.CompositeResourceDefinition {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("definitions", file)) //nolint:gosec // Test fixture path.
+	b, err := os.ReadFile(filepath.Join("definitions", file))
 	if err != nil {
 		t.Fatalf("cannot read %s: %v", file, err)
 	}

@@ -21,7 +21,7 @@ func jsonFields(t reflect.Type) map[string]fieldKind {
 		if name == "" || name == "-" {
 			continue
 		}
-		switch f.Type.Kind() { //nolint:exhaustive // Other kinds count as pointers: set when present.
+		switch f.Type.Kind() {
 		case reflect.String:
 			out[name] = fieldString
 		case reflect.Bool:
@@ -29,6 +29,7 @@ func jsonFields(t reflect.Type) map[string]fieldKind {
 		case reflect.Slice:
 			out[name] = fieldList
 		default:
+			// Other kinds count as pointers: set when present.
 			out[name] = fieldPointer
 		}
 	}
