@@ -26,7 +26,7 @@ func schemas(t *testing.T) string {
 // output and whether it passed. Missing schemas count as failures.
 func validateOutput(t *testing.T, root, crossplane, extensions, resources string) (string, bool) {
 	t.Helper()
-	cmd := exec.Command(crossplane, "resource", "validate", "--crossplane-image=",
+	cmd := exec.CommandContext(t.Context(), crossplane, "resource", "validate", "--crossplane-image=",
 		"--cache-dir="+t.TempDir(), "--error-on-missing-schemas", extensions, resources)
 	cmd.Dir = root
 	out, err := cmd.CombinedOutput()

@@ -138,7 +138,7 @@ func (f *FakePods) run(ctx context.Context) {
 	}()
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		if l, err := f.c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err == nil {
-			f.sync(l.Items)
+			f.sync(ctx, l.Items)
 		}
 		if n, err := f.c.Kube.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{}); err == nil {
 			f.checkNode(n)
@@ -180,7 +180,7 @@ func (f *FakePods) checkNode(n *corev1.Node) {
 	f.nodeDown = !ready
 }
 
-func (f *FakePods) sync(pods []corev1.Pod) {
+func (f *FakePods) sync(ctx context.Context, pods []corev1.Pod) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.pods = map[string]podRef{}
@@ -220,7 +220,7 @@ func (f *FakePods) sync(pods []corev1.Pod) {
 		if _, ok := f.servers[ip]; ok || f.behaviour(p).Mode == Down {
 			continue
 		}
-		l, err := net.Listen("tcp", net.JoinHostPort(ip, fmt.Sprint(MetricsPort)))
+		l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", net.JoinHostPort(ip, fmt.Sprint(MetricsPort)))
 		if err != nil {
 			f.c.logf("fake pods: cannot listen on %s: %v", ip, err)
 			continue

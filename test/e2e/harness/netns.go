@@ -48,7 +48,7 @@ func InNetns() bool { return os.Getenv(EnvInNetns) != "" }
 func NetnsCommand(args []string, env ...string) *exec.Cmd {
 	// /proc/self/exe, not the path: it still runs a binary `go run` has
 	// since deleted.
-	cmd := exec.Command("/proc/self/exe", args...)
+	cmd := exec.Command("/proc/self/exe", args...) //nolint:noctx // Its lifetime is Pdeathsig and the caller's SIGTERM, never a context's SIGKILL.
 	cmd.Env = append(append(os.Environ(), EnvInNetns+"=1"), env...)
 	attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
 	if os.Geteuid() != 0 {

@@ -48,7 +48,7 @@ var (
 // on), plays the package runtime for that Function, and waits until both
 // packages are healthy and the claim kinds are served.
 func (c *Cluster) installPackages(ctx context.Context) error {
-	l, err := net.Listen("tcp", RegistryAddr)
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", RegistryAddr)
 	if err != nil {
 		return errors.Wrap(err, "cannot listen for the registry")
 	}

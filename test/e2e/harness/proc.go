@@ -54,7 +54,7 @@ func (p *Process) Start() error {
 	}
 	p.starts++
 	fmt.Fprintf(f, "\n===== harness: start #%d of %s at %s\n", p.starts, p.Name, time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(p.Path, p.Args...)
+	cmd := exec.Command(p.Path, p.Args...) //nolint:noctx // Stop/Kill end it: SIGTERM with a grace period, which a context cannot give.
 	cmd.Env = append(os.Environ(), p.Env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}

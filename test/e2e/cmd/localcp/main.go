@@ -122,7 +122,7 @@ func up(dir string) error {
 		return err
 	}
 	defer log.Close()                              //nolint:errcheck // Only the child writes to it.
-	cmd := exec.Command("/proc/self/exe", "serve") //nolint:gosec // This program.
+	cmd := exec.Command("/proc/self/exe", "serve") //nolint:noctx // The server outlives this command by design; `make down` stops it.
 	cmd.Env = append(os.Environ(), harness.EnvTools+"="+tools.Encode(), "FIREBOLT_UP_DIR="+dir, envMarker+"="+dir)
 	cmd.Stdout, cmd.Stderr = log, log
 	// Detached: it outlives this command and the shell that ran it.
