@@ -40,7 +40,7 @@ func TestInstanceProvisions(t *testing.T) {
 		var err error
 		got, err = s.composedObjects(inst)
 		if err != nil {
-			return false, err.Error(), nil
+			return false, harness.SeenErr(err), nil
 		}
 		return cmp.Diff(want, got) == "", fmt.Sprintf("composed %v", got), nil
 	})
@@ -128,7 +128,7 @@ func (s *scenario) compositeName(claim *unstructured.Unstructured) string {
 	s.wait(rolloutTimeout, "the composite of "+claim.GetName(), func(context.Context) (bool, string, error) {
 		x, err := s.composite(claim)
 		if err != nil {
-			return false, err.Error(), nil
+			return false, harness.SeenErr(err), nil
 		}
 		name = x.GetName()
 		return true, "", nil

@@ -114,7 +114,7 @@ func (c *Cluster) waitPackageHealthy(ctx context.Context, gvk schema.GroupVersio
 		}
 		u, err := ri.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, seenErr(err), nil
+			return false, SeenErr(err), nil
 		}
 		installed, healthy := Condition(u, "Installed"), Condition(u, "Healthy")
 		return installed.Status == "True" && healthy.Status == "True", fmt.Sprintf("Installed=%s, Healthy=%s", installed, healthy), nil
@@ -130,7 +130,7 @@ func (c *Cluster) waitXRDsOffered(ctx context.Context) error {
 	return Wait(ctx, 2*time.Minute, "every XRD Established and Offered", func(ctx context.Context) (bool, string, error) {
 		l, err := ri.List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return false, seenErr(err), nil
+			return false, SeenErr(err), nil
 		}
 		var pending []string
 		for i := range l.Items {

@@ -158,7 +158,7 @@ func applyExamples(ctx context.Context, c *harness.Cluster) error {
 	return harness.Wait(ctx, 5*time.Minute, "the example engine Ready", func(ctx context.Context) (bool, string, error) {
 		u, err := ri.Get(ctx, "demo", metav1.GetOptions{})
 		if err != nil {
-			return false, err.Error(), nil
+			return false, harness.SeenErr(err), nil
 		}
 		r, e := harness.Condition(u, "Ready"), harness.Condition(u, "EngineReady")
 		return r.Status == "True" && e.Status == "True", fmt.Sprintf("Ready=%s EngineReady=%s", r, e), nil
