@@ -74,7 +74,10 @@ func storedRecording(t *testing.T, req *fnv1.RunFunctionRequest) (*structpb.Stru
 // a careful forger would.
 func store(t *testing.T, r *structpb.Struct, doc storedDoc) {
 	t.Helper()
-	b, _ := json.Marshal(doc)
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r.Fields["objects"] = structpb.NewStringValue(gz(t, bytes.NewReader(b)))
 	r.Fields["hash"] = structpb.NewStringValue(podtemplate.ContentHash(doc))
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"testing"
@@ -89,8 +90,11 @@ func (s *scenario) composedObjects(claim *unstructured.Unstructured) ([]composed
 			"metadata": map[string]any{"name": m["name"], "namespace": m["namespace"]},
 		}}
 		o, err := s.get(ref)
-		if err != nil || o == nil {
-			return nil, fmt.Errorf("%s %v/%v referenced but not readable: %v", m["kind"], m["namespace"], m["name"], err)
+		if err != nil {
+			return nil, fmt.Errorf("%s %v/%v referenced but not readable: %w", m["kind"], m["namespace"], m["name"], err)
+		}
+		if o == nil {
+			return nil, fmt.Errorf("%s %v/%v referenced but not found", m["kind"], m["namespace"], m["name"])
 		}
 		out = append(out, composed{Kind: o.GetKind(), Component: o.GetLabels()["firebolt.io/component"]})
 	}
@@ -106,8 +110,11 @@ func (s *scenario) composedObjects(claim *unstructured.Unstructured) ([]composed
 // composite reads the composite a claim is bound to.
 func (s *scenario) composite(claim *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	c, err := s.get(claim)
-	if err != nil || c == nil {
-		return nil, fmt.Errorf("claim not readable: %v", err)
+	if err != nil {
+		return nil, fmt.Errorf("claim not readable: %w", err)
+	}
+	if c == nil {
+		return nil, errors.New("claim not found")
 	}
 	name, _, _ := unstructured.NestedString(c.Object, "spec", "resourceRef", "name")
 	if name == "" {

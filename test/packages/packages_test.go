@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"debug/buildinfo"
 	"encoding/hex"
+	"errors"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -182,7 +183,7 @@ func flatten(t *testing.T, img v1.Image) map[string]file {
 		tr := tar.NewReader(rc)
 		for {
 			h, err := tr.Next()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {

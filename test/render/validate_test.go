@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,7 @@ func validateOutput(t *testing.T, root, crossplane, extensions, resources string
 	cmd.Dir = root
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		if _, ok := err.(*exec.ExitError); !ok {
+		if exitErr := (*exec.ExitError)(nil); !errors.As(err, &exitErr) {
 			t.Fatalf("cannot run crossplane resource validate: %v", err)
 		}
 	}

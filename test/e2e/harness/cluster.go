@@ -177,5 +177,5 @@ func (c *Cluster) path(elem ...string) string {
 func (c *Cluster) logf(format string, args ...any) {
 	c.logMu.Lock()
 	defer c.logMu.Unlock()
-	fmt.Fprintf(c.log, "%s harness: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+	_, _ = fmt.Fprintf(c.log, "%s harness: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 }

@@ -258,8 +258,8 @@ func (f *FakePods) handler(ip string) http.Handler {
 			b.Running, b.Suspended = 0, 0
 		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		fmt.Fprintf(w, "# HELP firebolt_running_queries Queries currently executing.\n# TYPE firebolt_running_queries gauge\nfirebolt_running_queries %d\n", b.Running)
-		fmt.Fprintf(w, "# HELP firebolt_suspended_queries Queries idle-waiting on a client.\n# TYPE firebolt_suspended_queries gauge\nfirebolt_suspended_queries %d\n", b.Suspended)
+		_, _ = fmt.Fprintf(w, "# HELP firebolt_running_queries Queries currently executing.\n# TYPE firebolt_running_queries gauge\nfirebolt_running_queries %d\n", b.Running)
+		_, _ = fmt.Fprintf(w, "# HELP firebolt_suspended_queries Queries idle-waiting on a client.\n# TYPE firebolt_suspended_queries gauge\nfirebolt_suspended_queries %d\n", b.Suspended)
 	})
 }
 

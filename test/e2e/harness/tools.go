@@ -87,7 +87,7 @@ func Prepare(ctx context.Context, out string, log io.Writer) (*Tools, error) {
 			return nil, err
 		}
 		if d := time.Since(start); d > 2*time.Second {
-			fmt.Fprintf(log, "harness: built %s in %s\n", tool.name, d.Round(time.Second))
+			_, _ = fmt.Fprintf(log, "harness: built %s in %s\n", tool.name, d.Round(time.Second))
 		}
 		*tool.into = p
 	}
@@ -106,7 +106,7 @@ func Prepare(ctx context.Context, out string, log io.Writer) (*Tools, error) {
 	}
 	t.FunctionPackage = filepath.Join(pkgs, "function-firebolt-"+PackageVersion+".xpkg")
 	t.ConfigurationPackage = filepath.Join(pkgs, "configuration-firebolt-"+PackageVersion+".xpkg")
-	fmt.Fprintf(log, "harness: built the function and both packages in %s\n", time.Since(start).Round(time.Second))
+	_, _ = fmt.Fprintf(log, "harness: built the function and both packages in %s\n", time.Since(start).Round(time.Second))
 	return t, nil
 }
 

@@ -149,7 +149,7 @@ func up(dir string) error {
 		select {
 		case err := <-exited:
 			follow(filepath.Join(dir, logFile), shown)
-			return fmt.Errorf("the control plane exited before it was ready (%v); everything it logged is in %s", err, dir)
+			return fmt.Errorf("the control plane exited before it was ready (%w); everything it logged is in %s", err, dir)
 		case <-deadline:
 			_ = down(dir)
 			return fmt.Errorf("not ready after %s; logs are in %s", upTimeout, dir)

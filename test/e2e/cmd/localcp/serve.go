@@ -65,15 +65,16 @@ func serve(dir string) error {
 		}
 		select {
 		case err := <-exited:
-			return fmt.Errorf("the stack exited: %v", err)
+			return fmt.Errorf("the stack exited: %w", err)
 		case <-ctx.Done():
 			fmt.Println("stopping the stack...")
 			_ = child.Process.Signal(syscall.SIGTERM)
+			// The stack's exit status after a stop says nothing new.
 			select {
-			case <-exited:
+			case _ = <-exited:
 			case <-time.After(90 * time.Second):
 				_ = child.Process.Kill()
-				<-exited
+				_ = <-exited
 			}
 			return nil
 		case <-time.After(500 * time.Millisecond):
