@@ -60,8 +60,9 @@ func TestFieldListsMatchKubernetes(t *testing.T) {
 		}
 	})
 	t.Run("ObjectMetaFields", func(t *testing.T) {
-		var want []string
-		for f := range jsonFields(reflect.TypeFor[metav1.ObjectMeta]()) {
+		fields := jsonFields(reflect.TypeFor[metav1.ObjectMeta]())
+		want := make([]string, 0, len(fields))
+		for f := range fields {
 			want = append(want, f)
 		}
 		got := append([]string{"labels", "annotations"}, ForbiddenTemplateMetadataFields...)

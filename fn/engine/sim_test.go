@@ -614,7 +614,7 @@ func (s *sim) generations() []int {
 			set[g] = true
 		}
 	}
-	var out []int
+	out := make([]int, 0, len(set))
 	for g := range set {
 		out = append(out, g)
 	}

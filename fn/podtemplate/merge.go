@@ -19,7 +19,8 @@ func Merge(operator corev1.PodTemplateSpec, class, engine *corev1.PodTemplateSpe
 		}
 	}
 
-	var labels, annotations []map[string]string
+	labels := make([]map[string]string, 0, len(layers)+1)
+	annotations := make([]map[string]string, 0, len(layers)+1)
 	for _, l := range layers {
 		labels = append(labels, l.Labels)
 		annotations = append(annotations, l.Annotations)

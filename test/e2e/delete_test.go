@@ -23,7 +23,7 @@ func TestDeleteEngineRemovesEverything(t *testing.T) {
 	if len(refs) == 0 {
 		t.Fatal("the engine's composite references no composed objects")
 	}
-	var objs []*unstructured.Unstructured
+	objs := make([]*unstructured.Unstructured, 0, len(refs)+1)
 	for _, r := range refs {
 		m, _ := r.(map[string]any)
 		objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
