@@ -37,7 +37,7 @@ func TestInstanceProvisions(t *testing.T) {
 		{"StatefulSet", "postgres"},
 	}
 	var got []composed
-	s.wait(instanceReadyTimeout, "the instance's composed objects", func(ctx context.Context) (bool, string, error) {
+	s.wait(instanceReadyTimeout, "the instance's composed objects", func(context.Context) (bool, string, error) {
 		var err error
 		got, err = s.composedObjects(inst)
 		if err != nil {

@@ -15,11 +15,11 @@ import (
 // stable again.
 func TestScaleToZeroStopsAndBack(t *testing.T) {
 	s := newScenario(t, "s6-stop")
-	eng, st := s.stableEngine("demo", 2)
+	eng, _ := s.stableEngine("demo", 2)
 	w := s.watchGenerations("demo")
 
 	s.apply(s.engine("demo", "demo", "", 0))
-	st = s.waitEngine(eng, rolloutTimeout, "stopped", func(e engineState) bool {
+	st := s.waitEngine(eng, rolloutTimeout, "stopped", func(e engineState) bool {
 		return e.Phase == "stopped" && e.EngineReady.Status == "False" && e.EngineReady.Reason == "Stopped"
 	})
 	s.wait(rolloutTimeout, "no engine pods", func(ctx context.Context) (bool, string, error) {

@@ -1,3 +1,6 @@
+// Package harness runs a whole local control plane (etcd, Kubernetes, KWOK,
+// Crossplane, the packages) in a network namespace, for the end-to-end tests
+// and `make up`.
 package harness
 
 import (

@@ -29,7 +29,7 @@ const (
 	etcdURL      = "http://127.0.0.1:2379"
 )
 
-// The simulated node. Its pod range is on the namespace's loopback, and it
+// NodeName is the simulated node. Its pod range is on the namespace's loopback, and it
 // carries the label the example engine class selects.
 const NodeName = "kwok-node-0"
 

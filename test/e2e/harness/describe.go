@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// The product's kinds.
+// Group is the API group of the product's kinds.
 const Group = "compute.firebolt.io"
 
 // Claim and composite kinds.

@@ -36,7 +36,7 @@ var (
 // ConfigurationName is the name the Configuration is installed under.
 const ConfigurationName = "configuration-firebolt"
 
-// Package references in the loopback registry.
+// References of both packages in the loopback registry.
 var (
 	FunctionRef      = Registry + "/function-firebolt:" + PackageVersion
 	ConfigurationRef = Registry + "/configuration-firebolt:" + PackageVersion
@@ -89,7 +89,7 @@ func (c *Cluster) installPackages(ctx context.Context) error {
 	if err := c.waitPackageHealthy(ctx, ConfigurationGVK, ConfigurationName); err != nil {
 		return err
 	}
-	err = Wait(ctx, 2*time.Minute, "the Function the Configuration depends on", func(ctx context.Context) (bool, string, error) {
+	err = Wait(ctx, 2*time.Minute, "the Function the Configuration depends on", func(context.Context) (bool, string, error) {
 		name := c.FunctionName()
 		return name != "", "no FunctionRevision of " + FunctionRef + " yet", nil
 	})
