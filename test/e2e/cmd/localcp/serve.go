@@ -69,13 +69,14 @@ func serve(dir string) error {
 		case <-ctx.Done():
 			fmt.Println("stopping the stack...")
 			_ = child.Process.Signal(syscall.SIGTERM)
-			// The stack's exit status after a stop says nothing new.
+			var err error
 			select {
-			case _ = <-exited:
+			case err = <-exited:
 			case <-time.After(90 * time.Second):
 				_ = child.Process.Kill()
-				_ = <-exited
+				err = <-exited
 			}
+			fmt.Printf("the stack stopped (%v)\n", err)
 			return nil
 		case <-time.After(500 * time.Millisecond):
 		}
