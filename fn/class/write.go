@@ -61,16 +61,16 @@ func write(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p Plan) 
 		response.Warning(rsp, errors.New(p.Warning)).WithReason(p.Condition.Reason).TargetCompositeAndClaim()
 	}
 
-	if rsp.Requirements == nil {
+	if rsp.GetRequirements() == nil {
 		rsp.Requirements = &fnv1.Requirements{}
 	}
-	if rsp.Requirements.Resources == nil {
+	if rsp.GetRequirements().GetResources() == nil {
 		rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
 	}
 	rsp.Requirements.Resources[ReqEngines] = p.Requirement
 	rsp.Requirements.Resources[claimgen.Requirement] = p.Claim
 
-	if rsp.Meta == nil {
+	if rsp.GetMeta() == nil {
 		rsp.Meta = &fnv1.ResponseMeta{}
 	}
 	rsp.Meta.Ttl = durationpb.New(p.TTL)

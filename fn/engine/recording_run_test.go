@@ -135,7 +135,7 @@ func TestRunFunctionRejectsTamperedRecordings(t *testing.T) {
 		"HashMismatch": {
 			tamper: func(t *testing.T, r *structpb.Struct, doc storedDoc) {
 				doc.Objects.StatefulSet["spec"].(map[string]any)["replicas"] = float64(40)
-				h := r.Fields["hash"].GetStringValue()
+				h := r.GetFields()["hash"].GetStringValue()
 				store(t, r, doc)
 				r.Fields["hash"] = structpb.NewStringValue(h)
 			},

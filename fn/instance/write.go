@@ -77,10 +77,10 @@ func write(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p Plan) 
 	}
 
 	if len(p.Requirements) > 0 {
-		if rsp.Requirements == nil {
+		if rsp.GetRequirements() == nil {
 			rsp.Requirements = &fnv1.Requirements{}
 		}
-		if rsp.Requirements.Resources == nil {
+		if rsp.GetRequirements().GetResources() == nil {
 			rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
 		}
 		for name, sel := range p.Requirements {
@@ -88,7 +88,7 @@ func write(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p Plan) 
 		}
 	}
 
-	if rsp.Meta == nil {
+	if rsp.GetMeta() == nil {
 		rsp.Meta = &fnv1.ResponseMeta{}
 	}
 	rsp.Meta.Ttl = durationpb.New(p.TTL)
