@@ -256,6 +256,10 @@ func (f *FakePods) handler(ip string) http.Handler {
 			return
 		case Idle:
 			b.Running, b.Suspended = 0, 0
+		case Busy:
+			// Serves the Behaviour's own counts.
+		case Down:
+			// Never reached: sync opens no listener for a pod that is down.
 		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		_, _ = fmt.Fprintf(w, "# HELP firebolt_running_queries Queries currently executing.\n# TYPE firebolt_running_queries gauge\nfirebolt_running_queries %d\n", b.Running)
