@@ -67,7 +67,8 @@ func Start(ctx context.Context, tools *Tools, dir string, log io.Writer) (*Clust
 			return nil, errors.Wrapf(err, "cannot create %s", d)
 		}
 	}
-	bg, cancel := context.WithCancel(context.Background())
+	// The background work outlives Start's ctx: Stop ends it.
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c := &Cluster{
 		Tools:      tools,
 		Dir:        dir,
