@@ -9,17 +9,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// Group is the API group of the product's kinds.
-const Group = "compute.firebolt.io"
+// Group and Version are the API group and version of the product's kinds.
+const (
+	Group   = "compute.firebolt.io"
+	Version = "v1alpha1"
+)
 
 // Claim and composite kinds.
 var (
-	InstanceGVK   = schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "FireboltInstance"}
-	EngineGVK     = schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "FireboltEngine"}
-	ClassGVK      = schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "FireboltEngineClass"}
-	XInstanceGVK  = schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "XFireboltInstance"}
-	XEngineGVK    = schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "XFireboltEngine"}
-	XClassGVK     = schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "XFireboltEngineClass"}
+	InstanceGVK   = schema.GroupVersionKind{Group: Group, Version: Version, Kind: "FireboltInstance"}
+	EngineGVK     = schema.GroupVersionKind{Group: Group, Version: Version, Kind: "FireboltEngine"}
+	ClassGVK      = schema.GroupVersionKind{Group: Group, Version: Version, Kind: "FireboltEngineClass"}
+	XInstanceGVK  = schema.GroupVersionKind{Group: Group, Version: Version, Kind: "XFireboltInstance"}
+	XEngineGVK    = schema.GroupVersionKind{Group: Group, Version: Version, Kind: "XFireboltEngine"}
+	XClassGVK     = schema.GroupVersionKind{Group: Group, Version: Version, Kind: "XFireboltEngineClass"}
 	claimAndXRGVK = []schema.GroupVersionKind{InstanceGVK, ClassGVK, EngineGVK, XInstanceGVK, XClassGVK, XEngineGVK}
 )
 
