@@ -11,10 +11,10 @@ VERSION ?= v0.1.0
 OUT ?= _out
 TOOLS := hack/tools.sh
 
-.PHONY: setup generate build test render goldens xpkg push clean up down
+.PHONY: setup generate build test lint render goldens xpkg push clean up down
 
 ## setup: fetch modules and build the pinned tools once (Crossplane CLI v2.5.0, core v2.4.0, controller-gen,
-## etcd v3.6.5, Kubernetes v1.34.4, KWOK v0.8.0) into a cache outside the repo; cold 20-40 min, warm seconds
+## etcd v3.6.5, Kubernetes v1.34.4, KWOK v0.8.0, golangci-lint v2.15.0) into a cache outside the repo; cold 20-40 min, warm seconds
 setup:
 	go mod download
 	$(TOOLS) crossplane >/dev/null
@@ -24,6 +24,7 @@ setup:
 	$(TOOLS) kube-apiserver >/dev/null
 	$(TOOLS) kwok >/dev/null
 	$(TOOLS) kwok-stages >/dev/null
+	$(TOOLS) golangci-lint >/dev/null
 
 ## generate: regenerate deepcopy, XRDs, the input CRD and every registry-dependent file
 generate:
@@ -38,6 +39,10 @@ build:
 test:
 	go vet ./...
 	go test -count=1 -timeout 45m ./...
+
+## lint: golangci-lint (.golangci.yml) over the whole module, tests, hack/ and test/ included
+lint:
+	$$($(TOOLS) golangci-lint) run ./...
 
 ## render: run crossplane render on every example with the function on loopback (the render test's own
 ## code path: same function, flags and environment as the goldens); output in $(OUT)/render/<example>.yaml

@@ -7,8 +7,6 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/xcrd"
-	xv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
@@ -21,6 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/xcrd"
+	xv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
 )
 
 // The API server's own libraries, wired as its custom resource handler
@@ -45,7 +46,7 @@ type Result struct {
 // loadXRD reads a generated XRD.
 func loadXRD(t *testing.T, file string) *xv1.CompositeResourceDefinition {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("definitions", file)) //nolint:gosec // Test fixture path.
+	b, err := os.ReadFile(filepath.Join("definitions", file))
 	if err != nil {
 		t.Fatalf("cannot read %s: %v", file, err)
 	}

@@ -22,7 +22,7 @@ func originalExamples(t *testing.T) map[string]map[string]any {
 	}
 	out := map[string]map[string]any{}
 	for _, f := range files {
-		b, err := os.ReadFile(f) //nolint:gosec // Test fixture path.
+		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,12 +7,13 @@ import (
 	"sync"
 	"testing"
 
-	xv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
 	"github.com/google/go-cmp/cmp"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
+
+	xv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
 )
 
 var xrdFiles = map[string]string{
@@ -205,7 +206,7 @@ func descriptions(s extv1.JSONSchemaProps, path string) []string {
 // example reads a claim from examples/claims.
 func example(t *testing.T, file string) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "examples", "claims", file)) //nolint:gosec // Test fixture path.
+	b, err := os.ReadFile(filepath.Join("..", "examples", "claims", file))
 	if err != nil {
 		t.Fatalf("cannot read example %s: %v", file, err)
 	}

@@ -28,7 +28,7 @@ func (p panicker) Compose(_ context.Context, call composite.Call, rsp *fnv1.RunF
 	if call.XR.Resource.GetName() == p.bad {
 		response.ConditionTrue(rsp, "HalfWritten", "Partial")
 		var m map[string]int
-		m["boom"]++ // A nil map write: the kind of bug a panic comes from.
+		m["boom"]++ //nolint:staticcheck // A nil map write on purpose: the kind of bug a panic comes from.
 	}
 	response.ConditionTrue(rsp, "ComposedBy", "panicker")
 	return nil
@@ -49,7 +49,7 @@ func named(kind, name string) *fnv1.RunFunctionRequest {
 func TestRunFunctionRecoversPanic(t *testing.T) {
 	var mu sync.Mutex
 	var logged []string
-	log := logging.NewLogrLogger(funcr.New(func(prefix, args string) {
+	log := logging.NewLogrLogger(funcr.New(func(_, args string) {
 		mu.Lock()
 		defer mu.Unlock()
 		logged = append(logged, args)

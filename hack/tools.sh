@@ -12,11 +12,13 @@
 #                                  Kubernetes v1.34.4; the four are built together (15-20 min cold)
 #   hack/tools.sh kwok             KWOK v0.8.0 (simulated nodes and pods)
 #   hack/tools.sh kwok-stages      the KWOK stage file the end-to-end tests feed it
+#   hack/tools.sh golangci-lint    golangci-lint v2.15.0 (make lint; 5-10 min cold)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${FIREBOLT_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/firebolt-crossplane/tools}
 version_pkg=github.com/crossplane/crossplane-runtime/v2/pkg/version.version
+date_stamp=
 
 case "${1:-}" in
 crossplane)      dir=xp-cli;  pkg=github.com/crossplane/cli/v2/cmd/crossplane;       version=v2.5.0 ;;
@@ -28,7 +30,11 @@ etcd)            dir=etcd; pkg=.; version=v3.6.5 ;;
 kwok)            dir=kwok; pkg=sigs.k8s.io/kwok/cmd/kwok; version=v0.8.0 ;;
 kwok-stages)     dir=kwok; pkg=; version=v0.8.0 ;;
 kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) dir=kube; pkg=; version=v1.34.4 ;;
-*) echo "usage: $0 crossplane|crossplane-core|crossplane-module|controller-gen|etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kwok|kwok-stages" >&2; exit 2 ;;
+# golangci-lint reads its version from package main; a non-empty date stops it
+# replacing that with the wrapper module's "(devel)".
+golangci-lint)   dir=golangci-lint; pkg=github.com/golangci/golangci-lint/v2/cmd/golangci-lint; version=v2.15.0
+	version_pkg=main.version date_stamp="-X=main.date=1970-01-01T00:00:00Z" ;;
+*) echo "usage: $0 crossplane|crossplane-core|crossplane-module|controller-gen|etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kwok|kwok-stages|golangci-lint" >&2; exit 2 ;;
 esac
 
 mod="$root/hack/tools/$dir"
@@ -83,7 +89,7 @@ out="$cache/$1-$version-$key"
 if [ ! -x "$out" ]; then
 	mkdir -p "$cache"
 	echo "building $1 $version into $out (first time only; 5-10 min cold)" >&2
-	(cd "$mod" && go build -mod=readonly -ldflags="-s -w -X=$version_pkg=$version" -o "$out.tmp" "$pkg")
+	(cd "$mod" && go build -mod=readonly -ldflags="-s -w -X=$version_pkg=$version $date_stamp" -o "$out.tmp" "$pkg")
 	mv "$out.tmp" "$out"
 fi
 echo "$out"

@@ -86,9 +86,10 @@ func containerSecurityContextRules() []securityContextRule {
 // present is the CEL guard that every segment of dotted path p below v is
 // set.
 func present(v, p string) string {
-	var guards []string
+	segs := strings.Split(p, ".")
+	guards := make([]string, 0, len(segs))
 	cur := v
-	for _, seg := range strings.Split(p, ".") {
+	for _, seg := range segs {
 		cur += "." + seg
 		guards = append(guards, "has("+cur+")")
 	}
@@ -107,19 +108,21 @@ func (r securityContextRule) violates(v string) string {
 // annotations: walking a template's annotations costs more than the API
 // server's CEL budget allows, so the function alone refuses those.
 func (s TemplateSite) PrivilegeRules() []TemplateRule {
-	rs := []TemplateRule{
-		{
+	shared, perContainer := sharedSecurityContextRules(), containerSecurityContextRules()
+	rs := make([]TemplateRule, 0, 2+len(shared)+2*(len(perContainer)+1))
+	rs = append(rs,
+		TemplateRule{
 			At:      "spec",
 			Rule:    "!(has(self.nodeName) && self.nodeName != '')",
 			Message: fmt.Sprintf("%s.spec.nodeName: %s", s.Path, DetailNodeName),
 		},
-		{
+		TemplateRule{
 			At:      "spec",
 			Rule:    "!(" + present("self", "securityContext.sysctls") + ") || self.securityContext.sysctls.all(x, x.name in " + celList(SafeSysctls) + ")",
 			Message: fmt.Sprintf("%s.spec.securityContext.sysctls: only the safe sysctls (%s) may be set; %s", s.Path, strings.Join(SafeSysctls, ", "), DetailPSSBaseline),
 		},
-	}
-	for _, r := range sharedSecurityContextRules() {
+	)
+	for _, r := range shared {
 		rs = append(rs, TemplateRule{
 			At:      "spec",
 			Rule:    "!" + r.violates("self"),
@@ -127,7 +130,7 @@ func (s TemplateSite) PrivilegeRules() []TemplateRule {
 		})
 	}
 	for _, list := range []string{"containers", "initContainers"} {
-		for _, r := range containerSecurityContextRules() {
+		for _, r := range perContainer {
 			rs = append(rs, TemplateRule{
 				At:      "spec." + list,
 				Rule:    "self.all(c, !" + r.violates("c") + ")",

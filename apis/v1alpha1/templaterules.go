@@ -193,8 +193,7 @@ func (s TemplateSite) OwnedRules() []TemplateRule {
 		At:      "spec.containers",
 		Rule:    fmt.Sprintf("self.filter(c, c.name == '%s').size() <= 1", s.Primary),
 		Message: fmt.Sprintf("%s.spec.containers: container %s may appear only once", s.Path, s.Primary),
-	})
-	rs = append(rs, TemplateRule{
+	}, TemplateRule{
 		At:      "spec.initContainers",
 		Rule:    fmt.Sprintf("self.all(c, c.name != '%s')", s.Primary),
 		Message: fmt.Sprintf("%s.spec.initContainers: name %s is the primary container's and must not be used", s.Path, s.Primary),

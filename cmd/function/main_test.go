@@ -51,7 +51,7 @@ func buildFunction(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(buildDir, "function")
 	buildOnce.Do(func() {
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("%w\n%s", err, out)
 		}
 	})
@@ -110,7 +110,7 @@ func (p *pki) issue(t *testing.T, cn string, usage x509.ExtKeyUsage) ([]byte, []
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func freeAddr(t *testing.T) string {
 func waitListening(t *testing.T, addr string) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
+		if c, err := (&net.Dialer{}).DialContext(t.Context(), "tcp", addr); err == nil {
 			_ = c.Close()
 			return
 		}
@@ -142,7 +142,7 @@ func TestServesMTLS(t *testing.T) {
 		}
 	}
 	addr := freeAddr(t)
-	cmd := exec.Command(bin, "--address="+addr, "--metrics-address=")
+	cmd := exec.CommandContext(t.Context(), bin, "--address="+addr, "--metrics-address=")
 	cmd.Env = append(os.Environ(), "TLS_SERVER_CERTS_DIR="+dir, "KUBECONFIG=")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -190,7 +190,7 @@ func TestServesMTLS(t *testing.T) {
 
 func TestRefusesToServeWithoutCredentials(t *testing.T) {
 	bin := buildFunction(t)
-	cmd := exec.Command(bin, "--address="+freeAddr(t), "--metrics-address=")
+	cmd := exec.CommandContext(t.Context(), bin, "--address="+freeAddr(t), "--metrics-address=")
 	cmd.Env = append(os.Environ(), "TLS_SERVER_CERTS_DIR=", "KUBECONFIG=")
 	out, err := cmd.CombinedOutput()
 	if err == nil {
@@ -203,7 +203,7 @@ func TestRefusesToServeWithoutCredentials(t *testing.T) {
 
 func TestRejectsBadKubeconfig(t *testing.T) {
 	bin := buildFunction(t)
-	cmd := exec.Command(bin, "--insecure", "--address="+freeAddr(t), "--metrics-address=")
+	cmd := exec.CommandContext(t.Context(), bin, "--insecure", "--address="+freeAddr(t), "--metrics-address=")
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(t.TempDir(), "missing"))
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "cannot load kubeconfig") {

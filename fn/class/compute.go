@@ -59,7 +59,7 @@ func Compute(in Inputs, cfg v1beta1.Resolved) Plan {
 			}
 		}
 		slices.Sort(p.Status.BoundEngineNames)
-		p.Status.BoundEngines = int32(len(p.Status.BoundEngineNames))
+		p.Status.BoundEngines = int32(len(p.Status.BoundEngineNames)) //nolint:gosec // A list of 2^31 names cannot be held in memory.
 	}
 
 	errs := podtemplate.Validate(&in.XR.Spec.Template, podtemplate.EngineRules, field.NewPath("spec", "template"))

@@ -121,7 +121,7 @@ func TestRunFunction(t *testing.T) {
 			mutate: func(req *fnv1.RunFunctionRequest) {
 				st := req.GetRequiredResources()["instance"].GetItems()[0].GetResource().GetFields()["status"].GetStructValue()
 				st.Fields["metadataReady"] = structpb.NewBoolValue(false)
-				delete(st.Fields, "metadataEndpoint")
+				delete(st.GetFields(), "metadataEndpoint")
 			},
 		},
 		// The claim was edited (generation 2, three replicas) and Crossplane
@@ -146,7 +146,7 @@ func TestRunFunction(t *testing.T) {
 			request: "stable",
 			mutate: func(req *fnv1.RunFunctionRequest) {
 				md := req.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue()
-				delete(md.Fields, "labels")
+				delete(md.GetFields(), "labels")
 			},
 		},
 	}

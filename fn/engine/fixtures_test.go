@@ -120,7 +120,7 @@ func (s *sim) renderXR() []byte {
 
 // renderObserved is every composed resource as Crossplane observes it.
 func (s *sim) renderObserved() []byte {
-	var names []string
+	names := make([]string, 0, len(s.objs))
 	for n := range s.objs {
 		names = append(names, string(n))
 	}

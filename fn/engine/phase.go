@@ -151,7 +151,7 @@ func (m *machine) initialize() {
 	m.next.Phase = v1alpha1.EnginePhaseCreating
 	m.next.ActiveGeneration = -1
 	m.next.DrainingGeneration = nil
-	m.event(SeverityNormal, "NewGeneration", fmt.Sprintf("Creating generation %d", m.next.CurrentGeneration))
+	m.event("NewGeneration", fmt.Sprintf("Creating generation %d", m.next.CurrentGeneration))
 	m.ttl = ttlProgress
 }
 
@@ -178,7 +178,7 @@ func (m *machine) stable() {
 	m.next.CurrentGeneration = next
 	m.next.Phase = v1alpha1.EnginePhaseCreating
 	m.recorded[next] = m.render(next)
-	m.event(SeverityNormal, "NewGeneration", fmt.Sprintf("Creating generation %d to replace generation %d", next, n))
+	m.event("NewGeneration", fmt.Sprintf("Creating generation %d to replace generation %d", next, n))
 	m.ttl = ttlProgress
 }
 
@@ -235,7 +235,7 @@ func (m *machine) abandon(n int, why string) {
 	next := m.nextGeneration(n)
 	m.next.CurrentGeneration = next
 	m.recorded[next] = m.render(next)
-	m.event(SeverityNormal, "Abandoned", fmt.Sprintf("Abandoned generation %d before it served traffic: %s; creating generation %d", n, why, next))
+	m.event("Abandoned", fmt.Sprintf("Abandoned generation %d before it served traffic: %s; creating generation %d", n, why, next))
 	m.ttl = ttlProgress
 }
 
@@ -264,12 +264,12 @@ func (m *machine) switching() {
 	if a >= 0 && a != n {
 		m.next.DrainingGeneration = ptrTo(a)
 		m.next.Phase = v1alpha1.EnginePhaseDraining
-		m.event(SeverityNormal, "Switched", fmt.Sprintf("Routing traffic to generation %d; draining generation %d", n, a))
+		m.event("Switched", fmt.Sprintf("Routing traffic to generation %d; draining generation %d", n, a))
 		return
 	}
 	m.next.DrainingGeneration = nil
 	m.next.Phase = terminalPhase(m.in.Spec)
-	m.event(SeverityNormal, "Switched", fmt.Sprintf("Routing traffic to generation %d", n))
+	m.event("Switched", fmt.Sprintf("Routing traffic to generation %d", n))
 }
 
 // draining keeps the old generation until it has drained. The spec is not
@@ -308,7 +308,7 @@ func (m *machine) draining() {
 		return
 	}
 	m.next.Phase = v1alpha1.EnginePhaseCleaning
-	m.event(SeverityNormal, "Drained", fmt.Sprintf("Generation %d drained: %s", *d, why))
+	m.event("Drained", fmt.Sprintf("Generation %d drained: %s", *d, why))
 }
 
 // cleaning leaves the drained generation out, so Crossplane deletes it, and
@@ -318,7 +318,7 @@ func (m *machine) cleaning() {
 	m.emit[a] = emitAll
 	m.route = a
 	if d := m.in.Status.DrainingGeneration; d != nil && *d != a {
-		m.event(SeverityNormal, "Cleaned", fmt.Sprintf("Deleted generation %d", *d))
+		m.event("Cleaned", fmt.Sprintf("Deleted generation %d", *d))
 	}
 	m.next.DrainingGeneration = nil
 	m.next.Phase = terminalPhase(m.in.Spec)
@@ -404,8 +404,10 @@ func (m *machine) pods(gen int) podsState {
 	return statefulSetPods(m.in.Observed[resourceName(gen, suffixStatefulSet)], desired)
 }
 
-func (m *machine) event(s Severity, reason, msg string) {
-	m.results = append(m.results, Result{Severity: s, Reason: reason, Message: BoundMessage(msg)})
+// event records a Normal result: a transition worth telling the user about.
+// Trouble is reported through conditions and the recording check instead.
+func (m *machine) event(reason, msg string) {
+	m.results = append(m.results, Result{Severity: SeverityNormal, Reason: reason, Message: BoundMessage(msg)})
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -210,9 +210,11 @@ func withLastReconciled(prev, next v1alpha1.FireboltEngineStatus, now time.Time)
 func sameStatus(a, b v1alpha1.FireboltEngineStatus) bool {
 	a.LastReconciled, b.LastReconciled = nil, nil
 	a.Renderings = statusRenderings(decodeRecordingsKeepEncoded(a.Renderings))
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return reflect.DeepEqual(ja, jb)
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	// A status that cannot be encoded is never the same: writing it is what
+	// surfaces the encoding error.
+	return errA == nil && errB == nil && reflect.DeepEqual(ja, jb)
 }
 
 // decodeRecordingsKeepEncoded indexes renderings without decoding them, to

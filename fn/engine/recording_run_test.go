@@ -75,7 +75,10 @@ func storedRecording(t *testing.T, req *fnv1.RunFunctionRequest) (*structpb.Stru
 // a careful forger would.
 func store(t *testing.T, r *structpb.Struct, doc storedDoc) {
 	t.Helper()
-	b, _ := json.Marshal(doc)
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r.Fields["objects"] = structpb.NewStringValue(gz(t, bytes.NewReader(b)))
 	r.Fields["hash"] = structpb.NewStringValue(podtemplate.ContentHash(doc))
 }
@@ -133,7 +136,7 @@ func TestRunFunctionRejectsTamperedRecordings(t *testing.T) {
 		"HashMismatch": {
 			tamper: func(t *testing.T, r *structpb.Struct, doc storedDoc) {
 				doc.Objects.StatefulSet["spec"].(map[string]any)["replicas"] = float64(40)
-				h := r.Fields["hash"].GetStringValue()
+				h := r.GetFields()["hash"].GetStringValue()
 				store(t, r, doc)
 				r.Fields["hash"] = structpb.NewStringValue(h)
 			},

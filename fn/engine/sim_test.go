@@ -178,22 +178,25 @@ func (s *sim) now() time.Time { return simEpoch.Add(time.Duration(s.step) * 10 *
 // its spec, the composite's also with Crossplane's writes.
 func (s *sim) SetSpec(spec map[string]any) {
 	spec = runtime.DeepCopyJSON(spec)
-	if specJSON(s.claim.Object["spec"]) != specJSON(spec) {
+	if s.specJSON(s.claim.Object["spec"]) != s.specJSON(spec) {
 		s.claim.Object["spec"] = runtime.DeepCopyJSON(spec)
 		s.claim.SetGeneration(s.claim.GetGeneration() + 1)
 	}
 	spec["claimRef"] = map[string]any{
 		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngine", "name": simEngine, "namespace": simNamespace,
 	}
-	if specJSON(s.xr.Object["spec"]) == specJSON(spec) {
+	if s.specJSON(s.xr.Object["spec"]) == s.specJSON(spec) {
 		return
 	}
 	s.xr.Object["spec"] = spec
 	s.xr.SetGeneration(s.xr.GetGeneration() + 1)
 }
 
-func specJSON(v any) string {
-	b, _ := json.Marshal(v)
+func (s *sim) specJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.fail("step %d: cannot encode a spec: %v", s.step, err)
+	}
 	return string(b)
 }
 
@@ -231,7 +234,10 @@ func (s *sim) SetClass(name, zone string) {
 // Status decodes the composite's status.
 func (s *sim) Status() v1alpha1.FireboltEngineStatus {
 	var st v1alpha1.FireboltEngineStatus
-	b, _ := json.Marshal(s.xr.Object["status"])
+	b, err := json.Marshal(s.xr.Object["status"])
+	if err != nil {
+		s.fail("step %d: cannot encode composite status: %v", s.step, err)
+	}
 	if err := json.Unmarshal(b, &st); err != nil {
 		s.fail("step %d: cannot decode composite status: %v", s.step, err)
 	}
@@ -241,8 +247,13 @@ func (s *sim) Status() v1alpha1.FireboltEngineStatus {
 // Spec decodes the composite's spec.
 func (s *sim) Spec() v1alpha1.FireboltEngineSpec {
 	var sp v1alpha1.FireboltEngineSpec
-	b, _ := json.Marshal(s.xr.Object["spec"])
-	_ = json.Unmarshal(b, &sp)
+	b, err := json.Marshal(s.xr.Object["spec"])
+	if err != nil {
+		s.fail("step %d: cannot encode composite spec: %v", s.step, err)
+	}
+	if err := json.Unmarshal(b, &sp); err != nil {
+		s.fail("step %d: cannot decode composite spec: %v", s.step, err)
+	}
 	return sp
 }
 
@@ -476,7 +487,7 @@ func (s *sim) write(pre v1alpha1.FireboltEngineStatus, rsp *fnv1.RunFunctionResp
 		}
 	}
 	s.history = append(s.history, fmt.Sprintf("step %d: %s -> %s %v (%d/%d writes: %s)",
-		s.step, statusLine(pre), statusLine(desiredStatus(rsp)), ready, cut, len(ops), strings.Join(done, " ")))
+		s.step, statusLine(pre), statusLine(s.desiredStatus(rsp)), ready, cut, len(ops), strings.Join(done, " ")))
 	for _, op := range ops[:cut] {
 		switch {
 		case op.del:
@@ -492,10 +503,15 @@ func (s *sim) write(pre v1alpha1.FireboltEngineStatus, rsp *fnv1.RunFunctionResp
 	}
 }
 
-func desiredStatus(rsp *fnv1.RunFunctionResponse) v1alpha1.FireboltEngineStatus {
+func (s *sim) desiredStatus(rsp *fnv1.RunFunctionResponse) v1alpha1.FireboltEngineStatus {
 	var st v1alpha1.FireboltEngineStatus
-	b, _ := json.Marshal(rsp.GetDesired().GetComposite().GetResource().AsMap()["status"])
-	_ = json.Unmarshal(b, &st)
+	b, err := json.Marshal(rsp.GetDesired().GetComposite().GetResource().AsMap()["status"])
+	if err != nil {
+		s.fail("step %d: cannot encode desired status: %v", s.step, err)
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		s.fail("step %d: cannot decode desired status: %v", s.step, err)
+	}
 	return st
 }
 
@@ -521,7 +537,7 @@ func (s *sim) delete(pre v1alpha1.FireboltEngineStatus, name resource.Name) {
 
 func (s *sim) apply(name resource.Name, content map[string]any) {
 	s.t.Helper()
-	canon := specJSON(content)
+	canon := s.specJSON(content)
 	o, exists := s.objs[name]
 	if !exists {
 		if _, isGen := generationOf(name); isGen && s.everDeleted[name] {
@@ -598,7 +614,7 @@ func (s *sim) generations() []int {
 			set[g] = true
 		}
 	}
-	var out []int
+	out := make([]int, 0, len(set))
 	for g := range set {
 		out = append(out, g)
 	}

@@ -4,9 +4,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/crossplane/function-sdk-go/resource"
-
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
 )

@@ -2,10 +2,10 @@ package instance_test
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
@@ -53,9 +53,14 @@ func parse(t *testing.T, y string) obj {
 // deletes the field.
 func (o obj) with(t *testing.T, kv ...any) obj {
 	t.Helper()
-	b, _ := json.Marshal(o)
+	b, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := obj{}
-	_ = json.Unmarshal(b, &c)
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
 	p := fieldpath.Pave(c)
 	for i := 0; i < len(kv); i += 2 {
 		path := kv[i].(string)
@@ -67,9 +72,14 @@ func (o obj) with(t *testing.T, kv ...any) obj {
 		}
 		v := kv[i+1]
 		// Normalise to JSON values, as a Struct holds them.
-		vb, _ := json.Marshal(v)
+		vb, err := json.Marshal(v)
+		if err != nil {
+			t.Fatalf("cannot encode %s: %v", path, err)
+		}
 		var jv any
-		_ = json.Unmarshal(vb, &jv)
+		if err := json.Unmarshal(vb, &jv); err != nil {
+			t.Fatalf("cannot decode %s: %v", path, err)
+		}
 		if err := p.SetValue(path, jv); err != nil {
 			t.Fatalf("cannot set %s: %v", path, err)
 		}
@@ -106,8 +116,7 @@ func configHash(parts ...string) string {
 }
 
 func b64(s string) string {
-	b, _ := json.Marshal([]byte(s))
-	return strings.Trim(string(b), `"`)
+	return base64.StdEncoding.EncodeToString([]byte(s))
 }
 
 // envoyConfig is the gateway configuration the gateway package renders for

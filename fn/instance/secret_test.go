@@ -1,6 +1,7 @@
 package instance_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -87,7 +88,7 @@ func TestSecretStability(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(gotBytes) != string(wantBytes) {
+		if !bytes.Equal(gotBytes, wantBytes) {
 			t.Errorf("reconcile %d (%s): the Secret is not byte for byte the first one:\nfirst: %s\nnow:   %s", i+2, spec, wantBytes, gotBytes)
 		}
 		if got.GetReady() != fnv1.Ready_READY_TRUE {

@@ -109,6 +109,10 @@ func (c *computation) status(id string, metaBlock, gwBlock *blocked, internalPos
 			}
 			p.Results = append(p.Results, Result{Severity: composite.SeverityWarning, Reason: string(st.Phase),
 				Message: "FireboltInstance is Degraded: " + strings.Join(why, "; ")})
+		case v1alpha1.InstancePhaseProvisioning, v1alpha1.InstancePhaseFailed:
+			// Provisioning is where every instance starts, not news. This
+			// function never sets Failed: a user error is the warning on
+			// its condition above.
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 // maximum. path leads to the resources field, e.g.
 // spec.template.spec.containers[engine].resources; errors read
 // "<path>.requests[cpu]: Invalid value: "64": exceeds maximum 32".
-func ResourceBounds(effective corev1.ResourceRequirements, max corev1.ResourceList, path *field.Path) field.ErrorList {
+func ResourceBounds(effective corev1.ResourceRequirements, maximum corev1.ResourceList, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, l := range []struct {
 		name string
@@ -25,7 +25,7 @@ func ResourceBounds(effective corev1.ResourceRequirements, max corev1.ResourceLi
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			limit, ok := max[corev1.ResourceName(n)]
+			limit, ok := maximum[corev1.ResourceName(n)]
 			if !ok || limit.IsZero() {
 				continue
 			}

@@ -10,7 +10,7 @@ import (
 
 func TestResourceBounds(t *testing.T) {
 	path := field.NewPath("spec", "template", "spec", "containers").Key(EngineContainer).Child("resources")
-	max := rl("cpu", "32", "memory", "256Gi", "ephemeral-storage", "10Ti")
+	maximum := rl("cpu", "32", "memory", "256Gi", "ephemeral-storage", "10Ti")
 	cases := map[string]struct {
 		effective corev1.ResourceRequirements
 		max       corev1.ResourceList
@@ -20,14 +20,14 @@ func TestResourceBounds(t *testing.T) {
 			effective: corev1.ResourceRequirements{Requests: rl("cpu", "1000")},
 		},
 		"NoResources": {
-			max: max,
+			max: maximum,
 		},
 		"WithinAndAtMaximum": {
 			effective: corev1.ResourceRequirements{
 				Requests: rl("cpu", "32", "memory", "1Gi"),
 				Limits:   rl("cpu", "32000m", "memory", "256Gi", "ephemeral-storage", "10Ti"),
 			},
-			max: max,
+			max: maximum,
 		},
 		"UnboundedNameAndZeroMaximum": {
 			effective: corev1.ResourceRequirements{Requests: rl("nvidia.com/gpu", "8", "cpu", "64")},
@@ -38,7 +38,7 @@ func TestResourceBounds(t *testing.T) {
 				Requests: rl("memory", "300Gi", "cpu", "32001m", "ephemeral-storage", "1Gi"),
 				Limits:   rl("ephemeral-storage", "11Ti", "cpu", "64"),
 			},
-			max: max,
+			max: maximum,
 			want: []string{
 				`spec.template.spec.containers[engine].resources.requests[cpu]: Invalid value: "32001m": exceeds maximum 32`,
 				`spec.template.spec.containers[engine].resources.requests[memory]: Invalid value: "300Gi": exceeds maximum 256Gi`,

@@ -1,10 +1,9 @@
 package podtemplate
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 func ptr[T any](v T) *T { return &v }

@@ -19,7 +19,8 @@ func Merge(operator corev1.PodTemplateSpec, class, engine *corev1.PodTemplateSpe
 		}
 	}
 
-	var labels, annotations []map[string]string
+	labels := make([]map[string]string, 0, len(layers)+1)
+	annotations := make([]map[string]string, 0, len(layers)+1)
 	for _, l := range layers {
 		labels = append(labels, l.Labels)
 		annotations = append(annotations, l.Annotations)
@@ -108,30 +109,7 @@ func mergePodSpec(out *corev1.PodSpec, layers []*corev1.PodTemplateSpec, r Rules
 		out.SchedulingGates = append(out.SchedulingGates, s.SchedulingGates...)
 		out.ResourceClaims = append(out.ResourceClaims, s.ResourceClaims...)
 
-		for i := range s.Volumes {
-			if v := s.Volumes[i]; !opVolumes[v.Name] && !r.reservedVolume(v.Name) {
-				out.Volumes = append(out.Volumes, v)
-			}
-		}
-		for i := range s.InitContainers {
-			if c := s.InitContainers[i]; c.Name != r.Primary && !r.reservedContainer(c.Name) && !opContainers[c.Name] {
-				out.InitContainers = append(out.InitContainers, c)
-			}
-		}
-		merged := false
-		for i := range s.Containers {
-			c := &s.Containers[i]
-			switch {
-			case c.Name == r.Primary:
-				// A second primary is a Validate error; only the first counts.
-				if !merged {
-					mergePrimary(&out.Containers[primary], c, r)
-					merged = true
-				}
-			case !r.reservedContainer(c.Name) && !opContainers[c.Name]:
-				out.Containers = append(out.Containers, *c)
-			}
-		}
+		mergeLayerLists(out, s, r, opVolumes, opContainers, primary)
 	}
 
 	if userSecurity != nil {
@@ -139,6 +117,36 @@ func mergePodSpec(out *corev1.PodSpec, layers []*corev1.PodTemplateSpec, r Rules
 			fillUnset(userSecurity, opSecurity)
 		}
 		out.SecurityContext = userSecurity
+	}
+}
+
+// mergeLayerLists adds one layer's volumes and containers to out, except
+// those the operator renders itself (opVolumes, opContainers) or reserves,
+// and merges the layer's primary container into out's at index primary.
+func mergeLayerLists(out, s *corev1.PodSpec, r Rules, opVolumes, opContainers map[string]bool, primary int) {
+	for i := range s.Volumes {
+		if v := s.Volumes[i]; !opVolumes[v.Name] && !r.reservedVolume(v.Name) {
+			out.Volumes = append(out.Volumes, v)
+		}
+	}
+	for i := range s.InitContainers {
+		if c := s.InitContainers[i]; c.Name != r.Primary && !r.reservedContainer(c.Name) && !opContainers[c.Name] {
+			out.InitContainers = append(out.InitContainers, c)
+		}
+	}
+	merged := false
+	for i := range s.Containers {
+		c := &s.Containers[i]
+		switch {
+		case c.Name == r.Primary:
+			// A second primary is a Validate error; only the first counts.
+			if !merged {
+				mergePrimary(&out.Containers[primary], c, r)
+				merged = true
+			}
+		case !r.reservedContainer(c.Name) && !opContainers[c.Name]:
+			out.Containers = append(out.Containers, *c)
+		}
 	}
 }
 

@@ -162,6 +162,8 @@ func poison(v reflect.Value) {
 		v.SetInt(v.Int() + 7)
 	case reflect.Bool:
 		v.SetBool(!v.Bool())
+	default:
+		// PodTemplateSpec holds no other kinds worth poisoning.
 	}
 }
 

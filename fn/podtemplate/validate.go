@@ -2,6 +2,7 @@ package podtemplate
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -38,13 +39,13 @@ func Validate(tpl *corev1.PodTemplateSpec, r Rules, path *field.Path) field.Erro
 		return nil
 	}
 	spec := path.Child("spec")
-	var errs field.ErrorList
-	errs = append(errs, validateMetadata(&tpl.ObjectMeta, path.Child("metadata"))...)
-	errs = append(errs, validatePodFields(&tpl.Spec, spec)...)
-	errs = append(errs, validateVolumes(tpl.Spec.Volumes, r, spec.Child("volumes"))...)
-	errs = append(errs, validateContainers(&tpl.Spec, r, spec)...)
-	errs = append(errs, validatePrivileges(tpl, path)...)
-	return errs
+	return slices.Concat(
+		validateMetadata(&tpl.ObjectMeta, path.Child("metadata")),
+		validatePodFields(&tpl.Spec, spec),
+		validateVolumes(tpl.Spec.Volumes, r, spec.Child("volumes")),
+		validateContainers(&tpl.Spec, r, spec),
+		validatePrivileges(tpl, path),
+	)
 }
 
 // Rejected is the message of a condition that refuses the template at path
@@ -115,7 +116,7 @@ func validateMetadata(m *metav1.ObjectMeta, p *field.Path) field.ErrorList {
 		{"name", m.Name != ""},
 		{"generateName", m.GenerateName != ""},
 		{"namespace", m.Namespace != ""},
-		{"selfLink", m.SelfLink != ""},
+		{"selfLink", m.SelfLink != ""}, //nolint:staticcheck // Deprecated for servers to fill; a template that sets it is still refused.
 		{"uid", m.UID != ""},
 		{"resourceVersion", m.ResourceVersion != ""},
 		{"generation", m.Generation != 0},

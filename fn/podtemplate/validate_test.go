@@ -92,7 +92,7 @@ func TestValidate(t *testing.T) {
 				Name:                       "n",
 				GenerateName:               "g",
 				Namespace:                  "ns",
-				SelfLink:                   "/x",
+				SelfLink:                   "/x", //nolint:staticcheck // The deprecated field a template must not set.
 				UID:                        "u",
 				ResourceVersion:            "1",
 				Generation:                 2,

@@ -138,7 +138,7 @@ func decodeProtoDelim(body []byte, maxBytes int64) ([]*dto.MetricFamily, error) 
 		}
 		rest = rest[n:]
 		switch {
-		case size > uint64(maxBytes):
+		case size > uint64(maxBytes): //nolint:gosec // Parse refuses every body when maxBytes is negative, so it is not.
 			return nil, errors.Errorf("message %d claims %d bytes, more than the limit of %d bytes", i, size, maxBytes)
 		case size > uint64(len(rest)):
 			return nil, errors.Errorf("message %d claims %d bytes, but the body ends %d bytes later", i, size, len(rest))

@@ -66,7 +66,7 @@ func TestDrainPodIP(t *testing.T) {
 		"RedirectRefused": {
 			reason: "PodIP mode refuses redirects as the original did.",
 			pods:   []corev1.Pod{pod("e-g1-0", corev1.PodRunning)},
-			direct: func(w http.ResponseWriter, r *http.Request) {
+			direct: func(w http.ResponseWriter, _ *http.Request) {
 				w.Header().Set("Location", "/elsewhere")
 				w.WriteHeader(http.StatusMovedPermanently)
 			},

@@ -13,14 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 )
 
 const (
@@ -35,7 +34,6 @@ var testSelector = labels.SelectorFromSet(labels.Set{"firebolt.io/engine": "e", 
 // pods/proxy metrics, and, for PodIP mode, a plain /metrics. Handlers that
 // block also give up when the test ends, so the server can close.
 type fakeAPI struct {
-	t        *testing.T
 	pods     []corev1.Pod
 	list     http.HandlerFunc            // replaces the pod list when set
 	proxy    map[string]http.HandlerFunc // by pod name
@@ -186,7 +184,7 @@ func serveStatus(code int, contentType, body string) http.HandlerFunc {
 }
 
 // serveBlock answers nothing until the client gives up or the test ends.
-func (f *fakeAPI) serveBlock(w http.ResponseWriter, r *http.Request) {
+func (f *fakeAPI) serveBlock(_ http.ResponseWriter, r *http.Request) {
 	select {
 	case <-r.Context().Done():
 	case <-f.stop:

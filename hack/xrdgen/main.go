@@ -14,9 +14,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/crossplane/function-sdk-go/errors"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane/function-sdk-go/errors"
 )
 
 func main() {
@@ -47,7 +48,7 @@ func run(crdDir, outDir string) error {
 		return errors.Wrap(err, "cannot create output folder")
 	}
 	for _, f := range files {
-		b, err := os.ReadFile(f) //nolint:gosec // A build tool reads the files it is told to.
+		b, err := os.ReadFile(f)
 		if err != nil {
 			return errors.Wrapf(err, "cannot read %s", f)
 		}
@@ -64,7 +65,7 @@ func run(crdDir, outDir string) error {
 			return errors.Wrapf(err, "cannot marshal the XRD for %s", crd.GetName())
 		}
 		name := filepath.Join(outDir, strings.ToLower(xrd.Spec.Names.Plural)+".yaml")
-		if err := os.WriteFile(name, y, 0o644); err != nil { //nolint:gosec // Generated manifests are world-readable.
+		if err := os.WriteFile(name, y, 0o644); err != nil {
 			return errors.Wrapf(err, "cannot write %s", name)
 		}
 	}

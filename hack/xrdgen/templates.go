@@ -4,9 +4,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/crossplane/function-sdk-go/errors"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )
@@ -29,6 +30,20 @@ import (
 // Every pod template in root must be listed in sites, so that a new template
 // field cannot escape the rules.
 func PatchTemplates(root *extv1.JSONSchemaProps, sites []v1alpha1.TemplateSite) error {
+	if err := checkSites(root, sites); err != nil {
+		return err
+	}
+	for _, s := range sites {
+		if err := update(root, strings.Split(s.Path, "."), func(t *extv1.JSONSchemaProps) error { return patchTemplate(t, s) }); err != nil {
+			return errors.Wrapf(err, "cannot patch %s", s.Path)
+		}
+	}
+	return nil
+}
+
+// checkSites returns an error unless sites lists exactly the pod templates in
+// root.
+func checkSites(root *extv1.JSONSchemaProps, sites []v1alpha1.TemplateSite) error {
 	found := map[string]bool{}
 	findTemplates(root, "", found)
 	for _, s := range sites {
@@ -45,55 +60,60 @@ func PatchTemplates(root *extv1.JSONSchemaProps, sites []v1alpha1.TemplateSite) 
 		sort.Strings(paths)
 		return errors.Errorf("pod templates without operator-owned path rules in v1alpha1.TemplateSites: %s", strings.Join(paths, ", "))
 	}
+	return nil
+}
 
-	for _, s := range sites {
-		err := update(root, strings.Split(s.Path, "."), func(t *extv1.JSONSchemaProps) error {
-			for name, p := range t.Properties {
-				stripDescriptions(&p)
-				t.Properties[name] = p
-			}
-			t.Properties["metadata"] = templateMetadata()
-			spec := t.Properties["spec"]
-			spec.Required = without(spec.Required, "containers")
-			for _, l := range []string{"containers", "initContainers"} {
-				p := spec.Properties[l]
-				p.MaxItems = ptr.To(int64(v1alpha1.MaxTemplateContainers))
-				if p.Items != nil && p.Items.Schema != nil {
-					capList(p.Items.Schema, "ports", v1alpha1.MaxTemplateContainerPorts)
-				}
-				spec.Properties[l] = p
-			}
-			if sc, ok := spec.Properties["securityContext"]; ok {
-				if capList(&sc, "sysctls", v1alpha1.MaxTemplateSysctls) {
-					sysctls := sc.Properties["sysctls"]
-					if sysctls.Items != nil && sysctls.Items.Schema != nil {
-						if name, ok := sysctls.Items.Schema.Properties["name"]; ok {
-							name.MaxLength = ptr.To(int64(v1alpha1.MaxSysctlNameLength))
-							sysctls.Items.Schema.Properties["name"] = name
-						}
-					}
-				}
-				spec.Properties["securityContext"] = sc
-			}
-			t.Properties["spec"] = spec
-			preserveEmbeddedMetadata(t)
+// patchTemplate applies every change PatchTemplates lists to the pod
+// template t found at site s.
+func patchTemplate(t *extv1.JSONSchemaProps, s v1alpha1.TemplateSite) error {
+	for name, p := range t.Properties {
+		stripDescriptions(&p)
+		t.Properties[name] = p
+	}
+	t.Properties["metadata"] = templateMetadata()
+	spec := t.Properties["spec"]
+	spec.Required = without(spec.Required, "containers")
+	boundSpec(&spec)
+	t.Properties["spec"] = spec
+	preserveEmbeddedMetadata(t)
 
-			for _, r := range s.Rules() {
-				err := update(t, strings.Split(r.At, "."), func(n *extv1.JSONSchemaProps) error {
-					n.XValidations = append(n.XValidations, extv1.ValidationRule{Rule: r.Rule, Message: r.Message})
-					return nil
-				})
-				if err != nil {
-					return errors.Wrapf(err, "cannot add rule %q", r.Rule)
-				}
-			}
+	for _, r := range s.Rules() {
+		err := update(t, strings.Split(r.At, "."), func(n *extv1.JSONSchemaProps) error {
+			n.XValidations = append(n.XValidations, extv1.ValidationRule{Rule: r.Rule, Message: r.Message})
 			return nil
 		})
 		if err != nil {
-			return errors.Wrapf(err, "cannot patch %s", s.Path)
+			return errors.Wrapf(err, "cannot add rule %q", r.Rule)
 		}
 	}
 	return nil
+}
+
+// boundSpec caps the pod spec's container, port and sysctl lists and sysctl
+// names, to bound CEL costs.
+func boundSpec(spec *extv1.JSONSchemaProps) {
+	for _, l := range []string{"containers", "initContainers"} {
+		p := spec.Properties[l]
+		p.MaxItems = ptr.To(int64(v1alpha1.MaxTemplateContainers))
+		if p.Items != nil && p.Items.Schema != nil {
+			capList(p.Items.Schema, "ports", v1alpha1.MaxTemplateContainerPorts)
+		}
+		spec.Properties[l] = p
+	}
+	sc, ok := spec.Properties["securityContext"]
+	if !ok {
+		return
+	}
+	if capList(&sc, "sysctls", v1alpha1.MaxTemplateSysctls) {
+		sysctls := sc.Properties["sysctls"]
+		if sysctls.Items != nil && sysctls.Items.Schema != nil {
+			if name, ok := sysctls.Items.Schema.Properties["name"]; ok {
+				name.MaxLength = ptr.To(int64(v1alpha1.MaxSysctlNameLength))
+				sysctls.Items.Schema.Properties["name"] = name
+			}
+		}
+	}
+	spec.Properties["securityContext"] = sc
 }
 
 // capList sets maxItems on the list property name of s, when s has one.

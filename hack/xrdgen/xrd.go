@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"strings"
 
-	xv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
-	"github.com/crossplane/function-sdk-go/errors"
 	"go.yaml.in/yaml/v3"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+
+	xv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
+	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )

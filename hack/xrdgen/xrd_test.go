@@ -5,12 +5,13 @@ import (
 	"sort"
 	"testing"
 
-	xv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
 	"github.com/google/go-cmp/cmp"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+
+	xv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )
@@ -182,8 +183,9 @@ func TestPatchTemplates(t *testing.T) {
 			t.Errorf("PatchTemplates() without rules: -want, +got:\n%s", diff)
 		}
 
-		var wantRules []string
-		for _, r := range site.Rules() {
+		rules := site.Rules()
+		wantRules := make([]string, 0, len(rules))
+		for _, r := range rules {
 			wantRules = append(wantRules, r.At+": "+r.Rule+": "+r.Message)
 		}
 		sort.Strings(wantRules)
@@ -196,7 +198,7 @@ func TestPatchTemplates(t *testing.T) {
 // takeRules removes the CEL rules from s's subtree and returns them as
 // "node: rule: message", sorted.
 func takeRules(s *extv1.JSONSchemaProps, path string) []string {
-	var out []string
+	out := make([]string, 0, len(s.XValidations))
 	for _, r := range s.XValidations {
 		out = append(out, path+": "+r.Rule+": "+r.Message)
 	}

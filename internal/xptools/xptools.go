@@ -35,7 +35,7 @@ func tool(t testing.TB, name, env string) string {
 	if p, ok := paths[name]; ok {
 		return p
 	}
-	cmd := exec.Command(filepath.Join(Root(), "hack", "tools.sh"), name)
+	cmd := exec.CommandContext(t.Context(), filepath.Join(Root(), "hack", "tools.sh"), name)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {

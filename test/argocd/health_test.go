@@ -30,18 +30,18 @@ func scripts(t *testing.T) map[string]string {
 	return cm.Data
 }
 
-func toLua(L *lua.LState, v any) lua.LValue {
+func toLua(ls *lua.LState, v any) lua.LValue {
 	switch v := v.(type) {
 	case map[string]any:
-		tbl := L.NewTable()
+		tbl := ls.NewTable()
 		for k, e := range v {
-			tbl.RawSetString(k, toLua(L, e))
+			tbl.RawSetString(k, toLua(ls, e))
 		}
 		return tbl
 	case []any:
-		tbl := L.NewTable()
+		tbl := ls.NewTable()
 		for _, e := range v {
-			tbl.Append(toLua(L, e))
+			tbl.Append(toLua(ls, e))
 		}
 		return tbl
 	case string:

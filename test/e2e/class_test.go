@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/firebolt-db/firebolt-crossplane/test/e2e/harness"
 )
 
 // Scenario 7: editing a class rolls a new generation of every engine bound
@@ -75,7 +77,7 @@ func TestClassEditRollsBoundEngines(t *testing.T) {
 			return true, "", nil
 		}
 		if err := cp.Delete(ctx, class); err != nil {
-			return false, err.Error(), nil
+			return false, harness.SeenErr(err), nil
 		}
 		return false, "deletion accepted", nil
 	})

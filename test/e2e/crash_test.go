@@ -66,7 +66,7 @@ func TestCrashRecovery(t *testing.T) {
 		s.wait(rolloutTimeout, fmt.Sprintf("round %d: StatefulSet demo-g%d being deleted", round, old), func(ctx context.Context) (bool, string, error) {
 			sts, err := cp.Kube.AppsV1().StatefulSets(s.ns).Get(ctx, fmt.Sprintf("demo-g%d", old), metav1.GetOptions{})
 			if err != nil {
-				return false, err.Error(), nil
+				return false, harness.SeenErr(err), nil
 			}
 			return sts.DeletionTimestamp != nil, "not deleting yet", nil
 		})
@@ -133,7 +133,7 @@ func (s *scenario) patchPod(name, patch string) {
 	s.wait(rolloutTimeout, "patching pod "+name, func(ctx context.Context) (bool, string, error) {
 		_, err := cp.Kube.CoreV1().Pods(s.ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 		if err != nil {
-			return false, err.Error(), nil
+			return false, harness.SeenErr(err), nil
 		}
 		return true, "", nil
 	})

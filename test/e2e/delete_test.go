@@ -8,6 +8,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/firebolt-db/firebolt-crossplane/test/e2e/harness"
 )
 
 // Scenario 10: deleting the engine claim removes its composite and every
@@ -21,7 +23,7 @@ func TestDeleteEngineRemovesEverything(t *testing.T) {
 	if len(refs) == 0 {
 		t.Fatal("the engine's composite references no composed objects")
 	}
-	var objs []*unstructured.Unstructured
+	objs := make([]*unstructured.Unstructured, 0, len(refs)+1)
 	for _, r := range refs {
 		m, _ := r.(map[string]any)
 		objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
@@ -37,7 +39,7 @@ func TestDeleteEngineRemovesEverything(t *testing.T) {
 		for _, o := range append([]*unstructured.Unstructured{eng}, objs...) {
 			u, err := s.get(o)
 			if err != nil {
-				return false, err.Error(), nil
+				return false, harness.SeenErr(err), nil
 			}
 			if u != nil {
 				left = append(left, fmt.Sprintf("%s %s", u.GetKind(), u.GetName()))
@@ -45,7 +47,7 @@ func TestDeleteEngineRemovesEverything(t *testing.T) {
 		}
 		l, err := cp.Kube.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: labelEngine + "=demo"})
 		if err != nil {
-			return false, err.Error(), nil
+			return false, harness.SeenErr(err), nil
 		}
 		for _, p := range l.Items {
 			left = append(left, "Pod "+p.Name)

@@ -391,7 +391,7 @@ func (s *scenario) releasePod(name string) {
 	s.wait(rolloutTimeout, "pod "+name+" released and Ready", func(ctx context.Context) (bool, string, error) {
 		p, err := cp.Kube.CoreV1().Pods(s.ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, err.Error(), nil
+			return false, harness.SeenErr(err), nil
 		}
 		if _, held := p.Labels[harness.HoldLabel]; held {
 			patch := fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, harness.HoldLabel)

@@ -9,6 +9,8 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/firebolt-db/firebolt-crossplane/test/e2e/harness"
 )
 
 // Scenario 11: internal PostgreSQL's volume goes with its instance. The
@@ -28,11 +30,11 @@ func TestInstanceDeletionTakesItsVolume(t *testing.T) {
 	s.wait(rolloutTimeout, "PostgreSQL's volume claim owned by its StatefulSet", func(ctx context.Context) (bool, string, error) {
 		sts, err := cp.Kube.AppsV1().StatefulSets(s.ns).Get(ctx, stsName, metav1.GetOptions{})
 		if err != nil {
-			return false, err.Error(), nil
+			return false, harness.SeenErr(err), nil
 		}
 		pvc, err := cp.Kube.CoreV1().PersistentVolumeClaims(s.ns).Get(ctx, pvcName, metav1.GetOptions{})
 		if err != nil {
-			return false, err.Error(), nil
+			return false, harness.SeenErr(err), nil
 		}
 		oldPVC = pvc.UID
 		for _, r := range pvc.OwnerReferences {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"testing"
@@ -36,11 +37,11 @@ func TestInstanceProvisions(t *testing.T) {
 		{"StatefulSet", "postgres"},
 	}
 	var got []composed
-	s.wait(instanceReadyTimeout, "the instance's composed objects", func(ctx context.Context) (bool, string, error) {
+	s.wait(instanceReadyTimeout, "the instance's composed objects", func(context.Context) (bool, string, error) {
 		var err error
 		got, err = s.composedObjects(inst)
 		if err != nil {
-			return false, err.Error(), nil
+			return false, harness.SeenErr(err), nil
 		}
 		return cmp.Diff(want, got) == "", fmt.Sprintf("composed %v", got), nil
 	})
@@ -89,8 +90,11 @@ func (s *scenario) composedObjects(claim *unstructured.Unstructured) ([]composed
 			"metadata": map[string]any{"name": m["name"], "namespace": m["namespace"]},
 		}}
 		o, err := s.get(ref)
-		if err != nil || o == nil {
-			return nil, fmt.Errorf("%s %v/%v referenced but not readable: %v", m["kind"], m["namespace"], m["name"], err)
+		if err != nil {
+			return nil, fmt.Errorf("%s %v/%v referenced but not readable: %w", m["kind"], m["namespace"], m["name"], err)
+		}
+		if o == nil {
+			return nil, fmt.Errorf("%s %v/%v referenced but not found", m["kind"], m["namespace"], m["name"])
 		}
 		out = append(out, composed{Kind: o.GetKind(), Component: o.GetLabels()["firebolt.io/component"]})
 	}
@@ -106,8 +110,11 @@ func (s *scenario) composedObjects(claim *unstructured.Unstructured) ([]composed
 // composite reads the composite a claim is bound to.
 func (s *scenario) composite(claim *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	c, err := s.get(claim)
-	if err != nil || c == nil {
-		return nil, fmt.Errorf("claim not readable: %v", err)
+	if err != nil {
+		return nil, fmt.Errorf("claim not readable: %w", err)
+	}
+	if c == nil {
+		return nil, errors.New("claim not found")
 	}
 	name, _, _ := unstructured.NestedString(c.Object, "spec", "resourceRef", "name")
 	if name == "" {
@@ -128,7 +135,7 @@ func (s *scenario) compositeName(claim *unstructured.Unstructured) string {
 	s.wait(rolloutTimeout, "the composite of "+claim.GetName(), func(context.Context) (bool, string, error) {
 		x, err := s.composite(claim)
 		if err != nil {
-			return false, err.Error(), nil
+			return false, harness.SeenErr(err), nil
 		}
 		name = x.GetName()
 		return true, "", nil

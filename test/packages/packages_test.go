@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"debug/buildinfo"
 	"encoding/hex"
+	"errors"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -40,7 +41,7 @@ func TestPackagesAreReproducibleAndPush(t *testing.T) {
 	reg := strings.TrimPrefix(srv.URL, "http://") + "/firebolt-db"
 
 	build := func(out string) {
-		cmd := exec.Command(filepath.Join(root, "hack", "xpkg.sh"), out)
+		cmd := exec.CommandContext(t.Context(), filepath.Join(root, "hack", "xpkg.sh"), out)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "REGISTRY="+reg, "VERSION="+version, "CROSSPLANE="+crossplane)
 		if b, err := cmd.CombinedOutput(); err != nil {
@@ -57,7 +58,7 @@ func TestPackagesAreReproducibleAndPush(t *testing.T) {
 			t.Errorf("%s is not reproducible: %s != %s", file, da, db)
 		}
 		ref := reg + "/" + pkg + ":" + version
-		if out, err := exec.Command(crossplane, "xpkg", "push", "-f", filepath.Join(a, file), ref).CombinedOutput(); err != nil {
+		if out, err := exec.CommandContext(t.Context(), crossplane, "xpkg", "push", "-f", filepath.Join(a, file), ref).CombinedOutput(); err != nil {
 			t.Fatalf("crossplane xpkg push %s: %v\n%s", ref, err, out)
 		}
 	}
@@ -182,7 +183,7 @@ func flatten(t *testing.T, img v1.Image) map[string]file {
 		tr := tar.NewReader(rc)
 		for {
 			h, err := tr.Next()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {

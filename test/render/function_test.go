@@ -20,13 +20,13 @@ func startFunction(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "function")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/function")
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./cmd/function")
 	build.Dir = xptools.Root()
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("cannot build the function: %v\n%s", err, out)
 	}
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func startFunction(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--insecure", "--debug", "--address="+addr, "--metrics-address=")
+	cmd := exec.CommandContext(t.Context(), bin, "--insecure", "--debug", "--address="+addr, "--metrics-address=")
 	cmd.Stdout, cmd.Stderr = log, log
 	// No cluster access while rendering: composing must not need it.
 	cmd.Env = append(os.Environ(), "KUBECONFIG=")
@@ -55,7 +55,7 @@ func startFunction(t *testing.T) string {
 
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
+		c, err := (&net.Dialer{Timeout: time.Second}).DialContext(t.Context(), "tcp", addr)
 		if err == nil {
 			_ = c.Close()
 			return addr

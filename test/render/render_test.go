@@ -133,7 +133,7 @@ func validateRendered(t *testing.T, root, crossplane string, rendered []byte) {
 
 func run(t *testing.T, dir, bin string, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	cmd := exec.CommandContext(t.Context(), bin, args...)
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

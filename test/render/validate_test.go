@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -26,12 +27,12 @@ func schemas(t *testing.T) string {
 // output and whether it passed. Missing schemas count as failures.
 func validateOutput(t *testing.T, root, crossplane, extensions, resources string) (string, bool) {
 	t.Helper()
-	cmd := exec.Command(crossplane, "resource", "validate", "--crossplane-image=",
+	cmd := exec.CommandContext(t.Context(), crossplane, "resource", "validate", "--crossplane-image=",
 		"--cache-dir="+t.TempDir(), "--error-on-missing-schemas", extensions, resources)
 	cmd.Dir = root
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		if _, ok := err.(*exec.ExitError); !ok {
+		if exitErr := (*exec.ExitError)(nil); !errors.As(err, &exitErr) {
 			t.Fatalf("cannot run crossplane resource validate: %v", err)
 		}
 	}

@@ -115,7 +115,7 @@ func cluster(t *testing.T, b *bootstrapv3.Bootstrap, name string) *clusterv3.Clu
 }
 
 func filterNames(h *hcmv3.HttpConnectionManager) []string {
-	var names []string
+	names := make([]string, 0, len(h.GetHttpFilters()))
 	for _, f := range h.GetHttpFilters() {
 		names = append(names, f.GetName())
 	}
@@ -380,8 +380,9 @@ func TestConfigScriptIsEmbeddedFile(t *testing.T) {
 // number or generation here would let engine lifecycle roll the gateway.
 func TestParamsHoldOnlyInstanceFacts(t *testing.T) {
 	want := []string{"Namespace", "ClusterDomain", "MetricsPort"}
-	var got []string
-	for _, f := range reflect.VisibleFields(reflect.TypeFor[Params]()) {
+	fields := reflect.VisibleFields(reflect.TypeFor[Params]())
+	got := make([]string, 0, len(fields))
+	for _, f := range fields {
 		got = append(got, f.Name)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -521,8 +522,9 @@ func TestConfigRejectsBadParams(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			var got []fieldError
-			for _, e := range validate(withDefaults(tc.params)) {
+			errs := validate(withDefaults(tc.params))
+			got := make([]fieldError, 0, len(errs))
+			for _, e := range errs {
 				got = append(got, fieldError{e.Type, e.Field})
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {

@@ -1,8 +1,9 @@
 package envoyconfig
 
 import (
-	_ "embed"
 	"strconv"
+
+	_ "embed"
 )
 
 //go:embed route.lua

@@ -1,3 +1,6 @@
+// Package harness runs a whole local control plane (etcd, Kubernetes, KWOK,
+// Crossplane, the packages) in a network namespace, for the end-to-end tests
+// and `make up`.
 package harness
 
 import (
@@ -64,7 +67,8 @@ func Start(ctx context.Context, tools *Tools, dir string, log io.Writer) (*Clust
 			return nil, errors.Wrapf(err, "cannot create %s", d)
 		}
 	}
-	bg, cancel := context.WithCancel(context.Background())
+	// The background work outlives Start's ctx: Stop ends it.
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c := &Cluster{
 		Tools:      tools,
 		Dir:        dir,
@@ -177,5 +181,5 @@ func (c *Cluster) path(elem ...string) string {
 func (c *Cluster) logf(format string, args ...any) {
 	c.logMu.Lock()
 	defer c.logMu.Unlock()
-	fmt.Fprintf(c.log, "%s harness: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+	_, _ = fmt.Fprintf(c.log, "%s harness: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 }

@@ -29,7 +29,7 @@ const (
 	etcdURL      = "http://127.0.0.1:2379"
 )
 
-// The simulated node. Its pod range is on the namespace's loopback, and it
+// NodeName is the simulated node. Its pod range is on the namespace's loopback, and it
 // carries the label the example engine class selects.
 const NodeName = "kwok-node-0"
 
@@ -145,7 +145,7 @@ func (c *Cluster) waitAPI(ctx context.Context) error {
 		}
 		b, err := kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		if err != nil {
-			return false, seenErr(err), nil
+			return false, SeenErr(err), nil
 		}
 		return true, string(b), nil
 	})
@@ -170,7 +170,7 @@ func (c *Cluster) waitHTTP(ctx context.Context, what, url string, client *http.C
 		}
 		rsp, err := client.Do(req)
 		if err != nil {
-			return false, seenErr(err), nil
+			return false, SeenErr(err), nil
 		}
 		_ = rsp.Body.Close()
 		return rsp.StatusCode == http.StatusOK, rsp.Status, nil
@@ -218,7 +218,7 @@ func (c *Cluster) addNode(ctx context.Context) error {
 		}
 		n, err := c.Kube.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
 		if err != nil {
-			return false, seenErr(err), nil
+			return false, SeenErr(err), nil
 		}
 		for _, cond := range n.Status.Conditions {
 			if cond.Type == corev1.NodeReady {

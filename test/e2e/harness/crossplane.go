@@ -100,7 +100,7 @@ func (c *Cluster) startCrossplane(ctx context.Context) error {
 		var err error
 		out, err = runOnce(ctx, c.Dir, env, c.Tools.CrossplaneCore, "core", "init")
 		if err != nil {
-			return false, lastLine(out), nil
+			return false, SeenErr(err) + ": " + lastLine(out), nil
 		}
 		return true, "", nil
 	})
@@ -210,7 +210,7 @@ func (c *Cluster) WaitFunctionServing(ctx context.Context) error {
 		d := net.Dialer{Timeout: time.Second}
 		conn, err := d.DialContext(ctx, "tcp", FunctionAddress)
 		if err != nil {
-			return false, seenErr(err), nil
+			return false, SeenErr(err), nil
 		}
 		_ = conn.Close()
 		return true, "", nil

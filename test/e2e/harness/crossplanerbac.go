@@ -31,7 +31,7 @@ var helmDirective = regexp.MustCompile(`^\s*\{\{-.*\}\}\s*$`)
 // aggregate-to-crossplane role, and the chart's own such role.
 func (c *Cluster) crossplaneChartRoles() (string, error) {
 	path := filepath.Join(c.Tools.CrossplaneModule, "cluster", "charts", "crossplane", "templates", "clusterrole.yaml")
-	b, err := os.ReadFile(path) //nolint:gosec // The pinned module.
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", errors.Wrap(err, "cannot read Crossplane's chart")
 	}

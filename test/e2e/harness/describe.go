@@ -11,8 +11,11 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )
 
-// The product's kinds.
-const Group = v1alpha1.Group
+// Group and Version are the API group and version of the product's kinds.
+const (
+	Group   = v1alpha1.Group
+	Version = "v1alpha1"
+)
 
 // Claim and composite kinds.
 var (

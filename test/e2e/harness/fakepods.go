@@ -138,7 +138,7 @@ func (f *FakePods) run(ctx context.Context) {
 	}()
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		if l, err := f.c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err == nil {
-			f.sync(l.Items)
+			f.sync(ctx, l.Items)
 		}
 		if n, err := f.c.Kube.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{}); err == nil {
 			f.checkNode(n)
@@ -180,7 +180,7 @@ func (f *FakePods) checkNode(n *corev1.Node) {
 	f.nodeDown = !ready
 }
 
-func (f *FakePods) sync(pods []corev1.Pod) {
+func (f *FakePods) sync(ctx context.Context, pods []corev1.Pod) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.pods = map[string]podRef{}
@@ -220,7 +220,7 @@ func (f *FakePods) sync(pods []corev1.Pod) {
 		if _, ok := f.servers[ip]; ok || f.behaviour(p).Mode == Down {
 			continue
 		}
-		l, err := net.Listen("tcp", net.JoinHostPort(ip, fmt.Sprint(MetricsPort)))
+		l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", net.JoinHostPort(ip, fmt.Sprint(MetricsPort)))
 		if err != nil {
 			f.c.logf("fake pods: cannot listen on %s: %v", ip, err)
 			continue
@@ -256,10 +256,14 @@ func (f *FakePods) handler(ip string) http.Handler {
 			return
 		case Idle:
 			b.Running, b.Suspended = 0, 0
+		case Busy:
+			// Serves the Behaviour's own counts.
+		case Down:
+			// Never reached: sync opens no listener for a pod that is down.
 		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		fmt.Fprintf(w, "# HELP firebolt_running_queries Queries currently executing.\n# TYPE firebolt_running_queries gauge\nfirebolt_running_queries %d\n", b.Running)
-		fmt.Fprintf(w, "# HELP firebolt_suspended_queries Queries idle-waiting on a client.\n# TYPE firebolt_suspended_queries gauge\nfirebolt_suspended_queries %d\n", b.Suspended)
+		_, _ = fmt.Fprintf(w, "# HELP firebolt_running_queries Queries currently executing.\n# TYPE firebolt_running_queries gauge\nfirebolt_running_queries %d\n", b.Running)
+		_, _ = fmt.Fprintf(w, "# HELP firebolt_suspended_queries Queries idle-waiting on a client.\n# TYPE firebolt_suspended_queries gauge\nfirebolt_suspended_queries %d\n", b.Suspended)
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -48,7 +49,7 @@ func InNetns() bool { return os.Getenv(EnvInNetns) != "" }
 func NetnsCommand(args []string, env ...string) *exec.Cmd {
 	// /proc/self/exe, not the path: it still runs a binary `go run` has
 	// since deleted.
-	cmd := exec.Command("/proc/self/exe", args...)
+	cmd := exec.Command("/proc/self/exe", args...) //nolint:noctx // Its lifetime is Pdeathsig and the caller's SIGTERM, never a context's SIGKILL.
 	cmd.Env = append(append(os.Environ(), EnvInNetns+"=1"), env...)
 	attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
 	if os.Geteuid() != 0 {
@@ -124,12 +125,11 @@ func (s *netlinkSock) linkUp(index int) error {
 }
 
 func (s *netlinkSock) addAddr(index int, ip net.IP, prefix int) error {
-	body := make([]byte, unix.SizeofIfAddrmsg)
-	body[0] = unix.AF_INET
-	body[1] = byte(prefix)
-	binary.NativeEndian.PutUint32(body[4:], uint32(index)) //nolint:gosec // An interface index.
-	body = append(body, rtattr(unix.IFA_LOCAL, ip)...)
-	body = append(body, rtattr(unix.IFA_ADDRESS, ip)...)
+	msg := make([]byte, unix.SizeofIfAddrmsg)
+	msg[0] = unix.AF_INET
+	msg[1] = byte(prefix)                                 //nolint:gosec // An IPv4 prefix length, 0-32, from IPMask.Size.
+	binary.NativeEndian.PutUint32(msg[4:], uint32(index)) //nolint:gosec // An interface index.
+	body := slices.Concat(msg, rtattr(unix.IFA_LOCAL, ip), rtattr(unix.IFA_ADDRESS, ip))
 	return s.request(unix.RTM_NEWADDR, unix.NLM_F_CREATE|unix.NLM_F_EXCL, body)
 }
 
@@ -172,7 +172,7 @@ func (s *netlinkSock) request(typ uint16, flags uint16, body []byte) error {
 			if code == 0 {
 				return nil
 			}
-			return syscall.Errno(-code)
+			return syscall.Errno(-code) //nolint:gosec // The kernel negates errno; -code is positive.
 		}
 	}
 }

@@ -55,7 +55,7 @@ func (c *Cluster) Delete(ctx context.Context, u *unstructured.Unstructured) erro
 
 // ReadObjects decodes every object in a YAML file.
 func ReadObjects(path string) ([]*unstructured.Unstructured, error) {
-	b, err := os.ReadFile(path) //nolint:gosec // Test fixtures.
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, errors.Wrapf(err, "cannot read %s", path)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/registry"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,8 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
-
-	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/crossplane/function-sdk-go/errors"
 )
@@ -37,7 +36,7 @@ var (
 // ConfigurationName is the name the Configuration is installed under.
 const ConfigurationName = "configuration-firebolt"
 
-// Package references in the loopback registry.
+// References of both packages in the loopback registry.
 var (
 	FunctionRef      = Registry + "/function-firebolt:" + PackageVersion
 	ConfigurationRef = Registry + "/configuration-firebolt:" + PackageVersion
@@ -49,7 +48,7 @@ var (
 // on), plays the package runtime for that Function, and waits until both
 // packages are healthy and the claim kinds are served.
 func (c *Cluster) installPackages(ctx context.Context) error {
-	l, err := net.Listen("tcp", RegistryAddr)
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", RegistryAddr)
 	if err != nil {
 		return errors.Wrap(err, "cannot listen for the registry")
 	}
@@ -90,7 +89,7 @@ func (c *Cluster) installPackages(ctx context.Context) error {
 	if err := c.waitPackageHealthy(ctx, ConfigurationGVK, ConfigurationName); err != nil {
 		return err
 	}
-	err = Wait(ctx, 2*time.Minute, "the Function the Configuration depends on", func(ctx context.Context) (bool, string, error) {
+	err = Wait(ctx, 2*time.Minute, "the Function the Configuration depends on", func(context.Context) (bool, string, error) {
 		name := c.FunctionName()
 		return name != "", "no FunctionRevision of " + FunctionRef + " yet", nil
 	})
@@ -115,7 +114,7 @@ func (c *Cluster) waitPackageHealthy(ctx context.Context, gvk schema.GroupVersio
 		}
 		u, err := ri.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, seenErr(err), nil
+			return false, SeenErr(err), nil
 		}
 		installed, healthy := Condition(u, "Installed"), Condition(u, "Healthy")
 		return installed.Status == "True" && healthy.Status == "True", fmt.Sprintf("Installed=%s, Healthy=%s", installed, healthy), nil
@@ -131,7 +130,7 @@ func (c *Cluster) waitXRDsOffered(ctx context.Context) error {
 	return Wait(ctx, 2*time.Minute, "every XRD Established and Offered", func(ctx context.Context) (bool, string, error) {
 		l, err := ri.List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return false, seenErr(err), nil
+			return false, SeenErr(err), nil
 		}
 		var pending []string
 		for i := range l.Items {

@@ -53,8 +53,8 @@ func (p *Process) Start() error {
 		return errors.Wrapf(err, "cannot open the log of %s", p.Name)
 	}
 	p.starts++
-	fmt.Fprintf(f, "\n===== harness: start #%d of %s at %s\n", p.starts, p.Name, time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(p.Path, p.Args...)
+	_, _ = fmt.Fprintf(f, "\n===== harness: start #%d of %s at %s\n", p.starts, p.Name, time.Now().Format(time.RFC3339Nano))
+	cmd := exec.Command(p.Path, p.Args...) //nolint:noctx // Stop/Kill end it: SIGTERM with a grace period, which a context cannot give.
 	cmd.Env = append(os.Environ(), p.Env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
@@ -66,7 +66,7 @@ func (p *Process) Start() error {
 	p.cmd, p.done = cmd, done
 	go func() {
 		err := cmd.Wait()
-		fmt.Fprintf(f, "\n===== harness: %s exited at %s: %v\n", p.Name, time.Now().Format(time.RFC3339Nano), err)
+		_, _ = fmt.Fprintf(f, "\n===== harness: %s exited at %s: %v\n", p.Name, time.Now().Format(time.RFC3339Nano), err)
 		_ = f.Close()
 		p.mu.Lock()
 		p.exited = err

@@ -33,24 +33,24 @@ const (
 // hack/tools.sh (a warm machine skips that), plus the product built from
 // this tree on every run.
 type Tools struct {
-	Root string
+	Root string `json:"root"`
 
-	Etcd                  string
-	KubeAPIServer         string
-	KubeControllerManager string
-	KubeScheduler         string
-	Kubectl               string
-	KWOK                  string
-	KWOKStages            string
-	Crossplane            string
-	CrossplaneCore        string
+	Etcd                  string `json:"etcd"`
+	KubeAPIServer         string `json:"kubeAPIServer"`
+	KubeControllerManager string `json:"kubeControllerManager"`
+	KubeScheduler         string `json:"kubeScheduler"`
+	Kubectl               string `json:"kubectl"`
+	KWOK                  string `json:"kwok"`
+	KWOKStages            string `json:"kwokStages"`
+	Crossplane            string `json:"crossplane"`
+	CrossplaneCore        string `json:"crossplaneCore"`
 	// CrossplaneModule is the pinned core module's directory: its CRDs and
 	// webhook configurations are what `crossplane core init` installs.
-	CrossplaneModule string
+	CrossplaneModule string `json:"crossplaneModule"`
 
-	Function             string
-	FunctionPackage      string
-	ConfigurationPackage string
+	Function             string `json:"function"`
+	FunctionPackage      string `json:"functionPackage"`
+	ConfigurationPackage string `json:"configurationPackage"`
 }
 
 // Root is the repository root.
@@ -87,7 +87,7 @@ func Prepare(ctx context.Context, out string, log io.Writer) (*Tools, error) {
 			return nil, err
 		}
 		if d := time.Since(start); d > 2*time.Second {
-			fmt.Fprintf(log, "harness: built %s in %s\n", tool.name, d.Round(time.Second))
+			_, _ = fmt.Fprintf(log, "harness: built %s in %s\n", tool.name, d.Round(time.Second))
 		}
 		*tool.into = p
 	}
@@ -106,7 +106,7 @@ func Prepare(ctx context.Context, out string, log io.Writer) (*Tools, error) {
 	}
 	t.FunctionPackage = filepath.Join(pkgs, "function-firebolt-"+PackageVersion+".xpkg")
 	t.ConfigurationPackage = filepath.Join(pkgs, "configuration-firebolt-"+PackageVersion+".xpkg")
-	fmt.Fprintf(log, "harness: built the function and both packages in %s\n", time.Since(start).Round(time.Second))
+	_, _ = fmt.Fprintf(log, "harness: built the function and both packages in %s\n", time.Since(start).Round(time.Second))
 	return t, nil
 }
 
@@ -125,7 +125,7 @@ func toolPath(ctx context.Context, root, name string, log io.Writer) (string, er
 
 // Encode serialises the tools for EnvTools.
 func (t *Tools) Encode() string {
-	b, _ := json.Marshal(t) //nolint:errchkjson // Strings only.
+	b, _ := json.Marshal(t) //nolint:errchkjson // Strings only: encoding cannot fail.
 	return string(b)
 }
 

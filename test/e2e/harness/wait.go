@@ -43,6 +43,6 @@ func Wait(ctx context.Context, timeout time.Duration, what string, check Check) 
 	}
 }
 
-// seenErr describes an error as something seen, for checks whose errors
+// SeenErr describes an error as something seen, for checks whose errors
 // are transient (the API server not up yet, an object not created yet).
-func seenErr(err error) string { return fmt.Sprintf("error: %v", err) }
+func SeenErr(err error) string { return fmt.Sprintf("error: %v", err) }

@@ -122,7 +122,7 @@ func up(dir string) error {
 		return err
 	}
 	defer log.Close()                              //nolint:errcheck // Only the child writes to it.
-	cmd := exec.Command("/proc/self/exe", "serve") //nolint:gosec // This program.
+	cmd := exec.Command("/proc/self/exe", "serve") //nolint:noctx // The server outlives this command by design; `make down` stops it.
 	cmd.Env = append(os.Environ(), harness.EnvTools+"="+tools.Encode(), "FIREBOLT_UP_DIR="+dir, envMarker+"="+dir)
 	cmd.Stdout, cmd.Stderr = log, log
 	// Detached: it outlives this command and the shell that ran it.
@@ -149,7 +149,7 @@ func up(dir string) error {
 		select {
 		case err := <-exited:
 			follow(filepath.Join(dir, logFile), shown)
-			return fmt.Errorf("the control plane exited before it was ready (%v); everything it logged is in %s", err, dir)
+			return fmt.Errorf("the control plane exited before it was ready (%w); everything it logged is in %s", err, dir)
 		case <-deadline:
 			_ = down(dir)
 			return fmt.Errorf("not ready after %s; logs are in %s", upTimeout, dir)
@@ -164,7 +164,7 @@ func up(dir string) error {
 // follow prints what was appended to path since offset and returns the new
 // offset.
 func follow(path string, offset int64) int64 {
-	f, err := os.Open(path) //nolint:gosec // Our own log.
+	f, err := os.Open(path)
 	if err != nil {
 		return offset
 	}

@@ -30,7 +30,7 @@ const exampleNamespace = "firebolt"
 func serve(dir string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	l, err := net.Listen("tcp", "127.0.0.1:"+envOr("FIREBOLT_UP_API_PORT", "0"))
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:"+envOr("FIREBOLT_UP_API_PORT", "0"))
 	if err != nil {
 		return fmt.Errorf("cannot listen for the API server: %w", err)
 	}
@@ -45,7 +45,7 @@ func serve(dir string) error {
 	go func() { exited <- child.Wait() }()
 
 	sock := filepath.Join(dir, socketFile)
-	go forward(l, func() (net.Conn, error) { return net.Dial("unix", sock) })
+	go forward(l, func() (net.Conn, error) { return (&net.Dialer{}).DialContext(ctx, "unix", sock) })
 
 	// Once the child reports the stack ready, publish the host kubeconfig.
 	ready := filepath.Join(dir, stackReadyFile)
@@ -65,16 +65,18 @@ func serve(dir string) error {
 		}
 		select {
 		case err := <-exited:
-			return fmt.Errorf("the stack exited: %v", err)
+			return fmt.Errorf("the stack exited: %w", err)
 		case <-ctx.Done():
 			fmt.Println("stopping the stack...")
 			_ = child.Process.Signal(syscall.SIGTERM)
+			var err error
 			select {
-			case <-exited:
+			case err = <-exited:
 			case <-time.After(90 * time.Second):
 				_ = child.Process.Kill()
-				<-exited
+				err = <-exited
 			}
+			fmt.Printf("the stack stopped (%v)\n", err)
 			return nil
 		case <-time.After(500 * time.Millisecond):
 		}
@@ -118,12 +120,12 @@ func netns(dir string) error {
 
 	sock := filepath.Join(dir, socketFile)
 	_ = os.Remove(sock)
-	l, err := net.Listen("unix", sock)
+	l, err := (&net.ListenConfig{}).Listen(ctx, "unix", sock)
 	if err != nil {
 		return err
 	}
 	defer l.Close() //nolint:errcheck // Closing on exit.
-	go forward(l, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:6443") })
+	go forward(l, func() (net.Conn, error) { return (&net.Dialer{}).DialContext(ctx, "tcp", "127.0.0.1:6443") })
 	if err := os.WriteFile(filepath.Join(dir, stackReadyFile), []byte(tools.Kubectl), 0o644); err != nil {
 		return err
 	}
@@ -158,7 +160,7 @@ func applyExamples(ctx context.Context, c *harness.Cluster) error {
 	return harness.Wait(ctx, 5*time.Minute, "the example engine Ready", func(ctx context.Context) (bool, string, error) {
 		u, err := ri.Get(ctx, "demo", metav1.GetOptions{})
 		if err != nil {
-			return false, err.Error(), nil
+			return false, harness.SeenErr(err), nil
 		}
 		r, e := harness.Condition(u, "Ready"), harness.Condition(u, "EngineReady")
 		return r.Status == "True" && e.Status == "True", fmt.Sprintf("Ready=%s EngineReady=%s", r, e), nil
