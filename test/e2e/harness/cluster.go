@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,13 +53,26 @@ type Cluster struct {
 	bg     sync.WaitGroup
 
 	xp *crossplaneState
+
+	wrap func(http.RoundTripper) http.RoundTripper
+}
+
+// An Option changes how Start sets the stack up.
+type Option func(*Cluster)
+
+// WithTransport wraps the transport of every client the harness itself
+// uses (its waits, the fake pods, the volume provisioner): the scale
+// harness counts the harness's own requests this way to leave them out of
+// what the API server reports.
+func WithTransport(wrap func(http.RoundTripper) http.RoundTripper) Option {
+	return func(c *Cluster) { c.wrap = wrap }
 }
 
 // Start brings up the whole stack in dir: the control plane, Crossplane with
 // the External package runtime, the function, the loopback registry with
 // both packages pushed, and the installed Configuration. It returns once the
 // Configuration and its Function are healthy. Progress goes to log.
-func Start(ctx context.Context, tools *Tools, dir string, log io.Writer) (*Cluster, error) {
+func Start(ctx context.Context, tools *Tools, dir string, log io.Writer, opts ...Option) (*Cluster, error) {
 	for _, d := range []string{"logs", "etcd", "xpkg-cache"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, errors.Wrapf(err, "cannot create %s", d)
@@ -73,6 +87,9 @@ func Start(ctx context.Context, tools *Tools, dir string, log io.Writer) (*Clust
 		procs:      newProcs(filepath.Join(dir, "logs")),
 		bgCtx:      bg,
 		cancel:     cancel,
+	}
+	for _, o := range opts {
+		o(c)
 	}
 	steps := []struct {
 		name string
