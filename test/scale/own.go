@@ -85,16 +85,7 @@ type Own struct {
 func NewOwn() *Own { return &Own{n: Counts{}} }
 
 // Wrap returns rt counting every request that goes through it.
-func (o *Own) Wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripper(func(r *http.Request) (*http.Response, error) {
-		if k, ok := Classify(r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type")); ok {
-			o.mu.Lock()
-			o.n[k]++
-			o.mu.Unlock()
-		}
-		return rt.RoundTrip(r)
-	})
-}
+func (o *Own) Wrap(rt http.RoundTripper) http.RoundTripper { return &counting{own: o, rt: rt} }
 
 // Snapshot is the count so far.
 func (o *Own) Snapshot() Counts {
@@ -103,6 +94,20 @@ func (o *Own) Snapshot() Counts {
 	return maps.Clone(o.n)
 }
 
-type roundTripper func(*http.Request) (*http.Response, error)
+type counting struct {
+	own *Own
+	rt  http.RoundTripper
+}
 
-func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+func (c *counting) RoundTrip(r *http.Request) (*http.Response, error) {
+	if k, ok := Classify(r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type")); ok {
+		c.own.mu.Lock()
+		c.own.n[k]++
+		c.own.mu.Unlock()
+	}
+	return c.rt.RoundTrip(r)
+}
+
+// WrappedRoundTripper lets client-go reach the transport underneath, as it
+// does to cancel a request that timed out.
+func (c *counting) WrappedRoundTripper() http.RoundTripper { return c.rt }

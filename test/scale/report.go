@@ -15,6 +15,10 @@ type Phase struct {
 	Took time.Duration
 	// Settles is whether Took is a time to all stable (not an idle time).
 	Settles bool
+	// TimedOut is set when the engines were not all stable within the
+	// bound: Took is the bound, and Stable says how many were.
+	TimedOut bool
+	Stable   int
 	// Requests are the API requests the control plane served, less the
 	// harness's own.
 	Requests Counts
@@ -62,7 +66,10 @@ func (r *Report) Markdown() string {
 	}
 	b.WriteString("\n|---|" + strings.Repeat("---:|", len(r.Phases)) + "\n")
 	row("time to all `stable`", func(p *Phase) string {
-		if !p.Settles {
+		switch {
+		case p.TimedOut:
+			return fmt.Sprintf("timed out after %s (%d of %d stable)", seconds(p.Took), p.Stable, r.Engines)
+		case !p.Settles:
 			return "—"
 		}
 		return seconds(p.Took)

@@ -52,6 +52,15 @@ func TestMarkdown(t *testing.T) {
 	}
 }
 
+func TestMarkdownTimedOut(t *testing.T) {
+	r := &Report{Engines: 500, Phases: []Phase{{Name: "create 500", Took: 25 * time.Minute, Settles: true, TimedOut: true, Stable: 312}}}
+	got := r.Markdown()
+	want := "| time to all `stable` | timed out after 1500.0 s (312 of 500 stable) |\n"
+	if !strings.Contains(got, want) {
+		t.Errorf("Markdown(): want a line %q, got:\n%s", want, got)
+	}
+}
+
 func TestMarkdownNoEngineTime(t *testing.T) {
 	// A phase of zero length has no rate: a dash, not a division by zero.
 	r := &Report{Engines: 1, Phases: []Phase{{Name: "idle 0 s"}}}

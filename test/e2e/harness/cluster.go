@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
@@ -139,15 +140,40 @@ func (c *Cluster) Process(name string) *Process { return c.procs.get(name) }
 // Processes returns every process, in start order.
 func (c *Cluster) Processes() []*Process { return c.procs.all() }
 
+// startBackground starts the helpers that play a kubelet and a volume
+// provisioner. They read pods, nodes and volumes from informer caches, as
+// the components they stand in for watch them: polling with LISTs would
+// load the API server in proportion to the number of pods, which the scale
+// harness measures.
 func (c *Cluster) startBackground(ctx context.Context) {
-	c.Pods = newFakePods(c)
-	for _, f := range []func(context.Context){c.provisionVolumes, c.Pods.run} {
+	f := informers.NewSharedInformerFactory(c.Kube, 0)
+	c.Pods = newFakePods(c, f.Core().V1().Pods().Lister(), f.Core().V1().Nodes().Lister())
+	vols := volumeListers{pvcs: f.Core().V1().PersistentVolumeClaims().Lister(), pvs: f.Core().V1().PersistentVolumes().Lister()}
+	f.Start(ctx.Done())
+	synced := func() bool {
+		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				c.logf("background helpers: the %s cache never synced", typ)
+				return false
+			}
+		}
+		return true
+	}
+	for _, run := range []func(context.Context){func(ctx context.Context) { c.provisionVolumes(ctx, vols) }, c.Pods.run} {
 		c.bg.Add(1)
 		go func() {
 			defer c.bg.Done()
-			f(ctx)
+			if synced() {
+				run(ctx)
+			}
 		}()
 	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		<-ctx.Done()
+		f.Shutdown()
+	}()
 }
 
 func (c *Cluster) initClients() error {

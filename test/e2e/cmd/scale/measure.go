@@ -88,17 +88,18 @@ func measure(ctx context.Context, cfg config, work string) error {
 		return err
 	}
 	rep, err := m.run(ctx)
-	if err != nil {
-		return errors.Wrapf(err, "(logs of every process in %s)", filepath.Join(work, "stack", "logs"))
-	}
-	md := fmt.Sprintf("Command: `make scale N=%d`\n\n%s", cfg.engines, rep.Markdown())
-	fmt.Print("\n" + md)
-	if cfg.out != "" {
-		if err := os.WriteFile(cfg.out, []byte(md), 0o644); err != nil {
-			return errors.Wrapf(err, "cannot write %s", cfg.out)
+	// A run that timed out still reports what it measured: which
+	// component was busy is what a timeout needs explained.
+	if len(rep.Phases) > 0 {
+		md := fmt.Sprintf("Command: `make scale N=%d`\n\n%s", cfg.engines, rep.Markdown())
+		fmt.Print("\n" + md)
+		if cfg.out != "" {
+			if werr := os.WriteFile(cfg.out, []byte(md), 0o644); werr != nil && err == nil {
+				err = errors.Wrapf(werr, "cannot write %s", cfg.out)
+			}
 		}
 	}
-	return nil
+	return errors.Wrapf(err, "(logs of every process in %s)", filepath.Join(work, "stack", "logs"))
 }
 
 type meter struct {
@@ -108,6 +109,9 @@ type meter struct {
 
 	class  *unstructured.Unstructured
 	engine *unstructured.Unstructured
+
+	// lastStable is how many engines the last check found done.
+	lastStable int
 
 	// How far Crossplane's log was read, and the breaker lines in it.
 	logRead    int64
@@ -173,77 +177,106 @@ func (m *meter) prepare(ctx context.Context) error {
 }
 
 // run measures the three phases.
+// run measures the three phases. The report it returns holds the phases
+// measured so far also when it fails; a phase that timed out is among them.
 func (m *meter) run(ctx context.Context) (*scale.Report, error) {
 	rep := &scale.Report{Engines: m.cfg.engines, Processes: append(append([]string(nil), processes...), harnessProcess), TopRequests: 30}
 
 	s0, err := m.snapshot(ctx)
 	if err != nil {
-		return nil, err
+		return rep, err
 	}
 	m.logf("creating %d engines", m.cfg.engines)
 	if err := m.createEngines(ctx); err != nil {
-		return nil, err
+		return rep, err
 	}
+	name := fmt.Sprintf("create %d", m.cfg.engines)
 	active, err := m.waitStable(ctx, m.cfg.createTimeout, "all engines stable after creation", nil)
 	if err != nil {
-		return nil, err
+		return m.timedOut(ctx, rep, name, s0, err)
 	}
 	s1, err := m.snapshot(ctx)
 	if err != nil {
-		return nil, err
+		return rep, err
 	}
-	create, err := phase(fmt.Sprintf("create %d", m.cfg.engines), s0, s1, true)
+	create, err := phase(name, s0, s1, true)
 	if err != nil {
-		return nil, err
+		return rep, err
 	}
+	rep.Phases = append(rep.Phases, create)
 	m.logf("all %d engines stable %s after the first create", m.cfg.engines, create.Took.Round(100*time.Millisecond))
 
 	if err := m.editClass(ctx); err != nil {
-		return nil, err
+		return rep, err
 	}
 	m.logf("edited class %s (pod label team=%s): every engine rolls", m.class.GetName(), editedTeam)
 	if _, err := m.waitStable(ctx, m.cfg.editTimeout, "all engines stable on a new generation after the class edit", active); err != nil {
-		return nil, err
+		return m.timedOut(ctx, rep, "class edit", s1, err)
 	}
 	s2, err := m.snapshot(ctx)
 	if err != nil {
-		return nil, err
+		return rep, err
 	}
 	edit, err := phase("class edit", s1, s2, true)
 	if err != nil {
-		return nil, err
+		return rep, err
 	}
+	rep.Phases = append(rep.Phases, edit)
 	m.logf("all %d engines stable on a new generation %s after the class edit", m.cfg.engines, edit.Took.Round(100*time.Millisecond))
 
 	m.logf("idling %s", m.cfg.idle)
 	select {
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return rep, ctx.Err()
 	case <-time.After(m.cfg.idle):
 	}
 	s3, err := m.snapshot(ctx)
 	if err != nil {
-		return nil, err
+		return rep, err
 	}
 	idle, err := phase(fmt.Sprintf("idle %.0f s", m.cfg.idle.Seconds()), s2, s3, false)
 	if err != nil {
-		return nil, err
+		return rep, err
+	}
+	rep.Phases = append(rep.Phases, idle)
+	if err := m.peakMemory(rep); err != nil {
+		return rep, err
 	}
 	// Still stable after the idle time: an engine that moved while idle
 	// would make the idle figures a rollout's.
 	if seen, ok, err := m.stable(ctx, active); err != nil || !ok {
-		return nil, errors.Errorf("engines left stable while idle: %s (%v)", seen, err)
-	}
-	rep.Phases = []scale.Phase{create, edit, idle}
-	pid := m.c.Process("function").Pid()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return nil, errors.Wrap(err, "cannot read the function's memory")
-	}
-	if rep.FunctionPeakRSS, err = scale.PeakRSSBytes(b); err != nil {
-		return nil, err
+		return rep, errors.Errorf("engines left stable while idle: %s (%v)", seen, err)
 	}
 	return rep, nil
+}
+
+// timedOut adds the phase that did not settle, measured until now, to the
+// report, and returns the wait's error.
+func (m *meter) timedOut(ctx context.Context, rep *scale.Report, name string, before *snap, waitErr error) (*scale.Report, error) {
+	if ctx.Err() != nil {
+		return rep, waitErr
+	}
+	after, err := m.snapshot(ctx)
+	if err != nil {
+		return rep, waitErr
+	}
+	p, err := phase(name, before, after, true)
+	if err != nil {
+		return rep, waitErr
+	}
+	p.TimedOut, p.Stable = true, m.lastStable
+	rep.Phases = append(rep.Phases, p)
+	_ = m.peakMemory(rep)
+	return rep, waitErr
+}
+
+func (m *meter) peakMemory(rep *scale.Report) error {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", m.c.Process("function").Pid()))
+	if err != nil {
+		return errors.Wrap(err, "cannot read the function's memory")
+	}
+	rep.FunctionPeakRSS, err = scale.PeakRSSBytes(b)
+	return err
 }
 
 // createEngines applies N engines named scale-0001... like the example
@@ -372,6 +405,7 @@ func (m *meter) check(ctx context.Context, after map[string]int64) (map[string]i
 	if len(notYet) > 3 {
 		notYet = append(notYet[:3], fmt.Sprintf("and %d more", len(notYet)-3))
 	}
+	m.lastStable = phases["stable"]
 	seen := fmt.Sprintf("%d of %d engines exist; %s", len(l.Items), m.cfg.engines, summarize(phases))
 	if len(notYet) > 0 {
 		seen += "; not done: " + strings.Join(notYet, "; ")
