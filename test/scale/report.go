@@ -22,8 +22,9 @@ type Phase struct {
 	// Requests are the API requests the control plane served, less the
 	// harness's own.
 	Requests Counts
-	// Harness is how many requests the harness itself made (waits,
-	// fake pods and volumes), already taken out of Requests.
+	// Harness is how many requests the harness itself made (waits, fake
+	// pods, volumes, package runtime), already taken out of Requests. The
+	// claims it applies for the measurement are not among them.
 	Harness float64
 	// CPU is CPU seconds per process name.
 	CPU map[string]float64
@@ -85,7 +86,7 @@ func (r *Report) Markdown() string {
 	}
 	row("circuit breaker opened", func(p *Phase) string { return count(p.BreakerOpens) })
 	row("\"Circuit breaker is open\" log lines", func(p *Phase) string { return fmt.Sprint(p.BreakerLogLines) })
-	row("harness's own requests (left out above)", func(p *Phase) string { return count(p.Harness) })
+	row("harness's own requests (waits, fake kubelet, provisioner and package runtime; left out above)", func(p *Phase) string { return count(p.Harness) })
 	fmt.Fprintf(&b, "\nThe function's peak resident memory (VmHWM, whole run): %.1f MiB.\n", float64(r.FunctionPeakRSS)/(1<<20))
 
 	b.WriteString("\nAPI requests by resource and verb (`apiserver_request_total`, less the harness's own):\n\n")

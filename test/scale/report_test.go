@@ -39,7 +39,7 @@ func TestMarkdown(t *testing.T) {
 		"| CPU-s function | 0.5 | 0.0 |\n" +
 		"| circuit breaker opened | 1 | 0 |\n" +
 		"| \"Circuit breaker is open\" log lines | 3 | 0 |\n" +
-		"| harness's own requests (left out above) | 30 | 300 |\n" +
+		"| harness's own requests (waits, fake kubelet, provisioner and package runtime; left out above) | 30 | 300 |\n" +
 		"\nThe function's peak resident memory (VmHWM, whole run): 63.0 MiB.\n" +
 		"\nAPI requests by resource and verb (`apiserver_request_total`, less the harness's own):\n\n" +
 		"| resource | verb | create 4 | idle 60 s |\n" +
