@@ -11,7 +11,7 @@ VERSION ?= v0.1.0
 OUT ?= _out
 TOOLS := hack/tools.sh
 
-.PHONY: setup generate build test lint render goldens xpkg push clean up down
+.PHONY: setup generate build test lint render goldens xpkg push clean up down scale
 
 ## setup: fetch modules and build the pinned tools once (Crossplane CLI v2.5.0, core v2.4.0, controller-gen,
 ## etcd v3.6.5, Kubernetes v1.34.4, KWOK v0.8.0, golangci-lint v2.15.0) into a cache outside the repo; cold 20-40 min, warm seconds
@@ -75,3 +75,8 @@ down:
 
 clean:
 	rm -rf $(OUT)
+
+## scale: measure N engines on the local control plane (create, class edit, idle) and print a markdown table; not part of test
+N ?= 25
+scale:
+	go run ./test/e2e/cmd/scale -n $(N) $(SCALE_FLAGS)

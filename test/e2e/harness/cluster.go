@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
@@ -55,13 +57,26 @@ type Cluster struct {
 	bg     sync.WaitGroup
 
 	xp *crossplaneState
+
+	wrap func(http.RoundTripper) http.RoundTripper
+}
+
+// An Option changes how Start sets the stack up.
+type Option func(*Cluster)
+
+// WithTransport wraps the transport of every client the harness itself
+// uses (its waits, the fake pods, the volume provisioner): the scale
+// harness counts the harness's own requests this way to leave them out of
+// what the API server reports.
+func WithTransport(wrap func(http.RoundTripper) http.RoundTripper) Option {
+	return func(c *Cluster) { c.wrap = wrap }
 }
 
 // Start brings up the whole stack in dir: the control plane, Crossplane with
 // the External package runtime, the function, the loopback registry with
 // both packages pushed, and the installed Configuration. It returns once the
 // Configuration and its Function are healthy. Progress goes to log.
-func Start(ctx context.Context, tools *Tools, dir string, log io.Writer) (*Cluster, error) {
+func Start(ctx context.Context, tools *Tools, dir string, log io.Writer, opts ...Option) (*Cluster, error) {
 	for _, d := range []string{"logs", "etcd", "xpkg-cache"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, errors.Wrapf(err, "cannot create %s", d)
@@ -77,6 +92,9 @@ func Start(ctx context.Context, tools *Tools, dir string, log io.Writer) (*Clust
 		procs:      newProcs(filepath.Join(dir, "logs")),
 		bgCtx:      bg,
 		cancel:     cancel,
+	}
+	for _, o := range opts {
+		o(c)
 	}
 	steps := []struct {
 		name string
@@ -126,15 +144,40 @@ func (c *Cluster) Process(name string) *Process { return c.procs.get(name) }
 // Processes returns every process, in start order.
 func (c *Cluster) Processes() []*Process { return c.procs.all() }
 
+// startBackground starts the helpers that play a kubelet and a volume
+// provisioner. They read pods, nodes and volumes from informer caches, as
+// the components they stand in for watch them: polling with LISTs would
+// load the API server in proportion to the number of pods, which the scale
+// harness measures.
 func (c *Cluster) startBackground(ctx context.Context) {
-	c.Pods = newFakePods(c)
-	for _, f := range []func(context.Context){c.provisionVolumes, c.Pods.run} {
+	f := informers.NewSharedInformerFactory(c.Kube, 0)
+	c.Pods = newFakePods(c, f.Core().V1().Pods().Lister(), f.Core().V1().Nodes().Lister())
+	vols := volumeListers{pvcs: f.Core().V1().PersistentVolumeClaims().Lister(), pvs: f.Core().V1().PersistentVolumes().Lister()}
+	f.Start(ctx.Done())
+	synced := func() bool {
+		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				c.logf("background helpers: the %s cache never synced", typ)
+				return false
+			}
+		}
+		return true
+	}
+	for _, run := range []func(context.Context){func(ctx context.Context) { c.provisionVolumes(ctx, vols) }, c.Pods.run} {
 		c.bg.Add(1)
 		go func() {
 			defer c.bg.Done()
-			f(ctx)
+			if synced() {
+				run(ctx)
+			}
 		}()
 	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		<-ctx.Done()
+		f.Shutdown()
+	}()
 }
 
 func (c *Cluster) initClients() error {

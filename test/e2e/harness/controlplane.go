@@ -135,6 +135,9 @@ func (c *Cluster) waitAPI(ctx context.Context) error {
 	// Every XRD read warns that apiextensions.crossplane.io/v1 is deprecated;
 	// the product uses it on purpose (claims need it).
 	cfg.WarningHandler = rest.NoWarnings{}
+	if c.wrap != nil {
+		cfg.Wrap(c.wrap)
+	}
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return errors.Wrap(err, "cannot create a clientset")

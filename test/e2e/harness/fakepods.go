@@ -12,8 +12,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
+	corelisters "k8s.io/client-go/listers/core/v1"
 )
 
 // MetricsPort is the engine pods' metrics port the drain check scrapes.
@@ -50,7 +51,9 @@ type Behaviour struct {
 // these servers exactly as it would reach a real pod. Every pod is Idle
 // unless a rule says otherwise.
 type FakePods struct {
-	c *Cluster
+	c     *Cluster
+	podsL corelisters.PodLister
+	nodes corelisters.NodeLister
 
 	mu      sync.Mutex
 	rules   map[string]Behaviour // "namespace/pod-name-prefix"
@@ -79,8 +82,8 @@ type Anomaly struct {
 
 type podRef struct{ Namespace, Name string }
 
-func newFakePods(c *Cluster) *FakePods {
-	return &FakePods{c: c, rules: map[string]Behaviour{}, pods: map[string]podRef{}, servers: map[string]*http.Server{},
+func newFakePods(c *Cluster, pods corelisters.PodLister, nodes corelisters.NodeLister) *FakePods {
+	return &FakePods{c: c, podsL: pods, nodes: nodes, rules: map[string]Behaviour{}, pods: map[string]podRef{}, servers: map[string]*http.Server{},
 		hits: map[string]int{}, stop: make(chan struct{}), dupes: map[string]bool{}}
 }
 
@@ -136,11 +139,13 @@ func (f *FakePods) run(ctx context.Context) {
 			delete(f.servers, ip)
 		}
 	}()
+	// From the informer's cache: a rule set meanwhile takes effect on the
+	// next pass, a new pod IP as soon as its watch event arrived.
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
-		if l, err := f.c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err == nil {
-			f.sync(ctx, l.Items)
+		if l, err := f.podsL.List(labels.Everything()); err == nil {
+			f.sync(ctx, l)
 		}
-		if n, err := f.c.Kube.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{}); err == nil {
+		if n, err := f.nodes.Get(NodeName); err == nil {
 			f.checkNode(n)
 		}
 	}, 300*time.Millisecond)
@@ -180,7 +185,7 @@ func (f *FakePods) checkNode(n *corev1.Node) {
 	f.nodeDown = !ready
 }
 
-func (f *FakePods) sync(ctx context.Context, pods []corev1.Pod) {
+func (f *FakePods) sync(ctx context.Context, pods []*corev1.Pod) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.pods = map[string]podRef{}

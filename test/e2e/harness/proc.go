@@ -92,6 +92,22 @@ func (p *Process) Running() (bool, error) {
 	}
 }
 
+// Pid is the process id of the running process, 0 when it is not running:
+// the scale harness reads its CPU time and memory from /proc.
+func (p *Process) Pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return 0
+	}
+	select {
+	case <-p.done:
+		return 0
+	default:
+		return p.cmd.Process.Pid
+	}
+}
+
 // Kill ends the process abruptly (SIGKILL), as a crash would, and waits
 // until it is gone.
 func (p *Process) Kill() { p.signal(syscall.SIGKILL, 0) }

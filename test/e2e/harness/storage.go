@@ -8,7 +8,9 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
+	corelisters "k8s.io/client-go/listers/core/v1"
 )
 
 // The default StorageClass and the provisioner the harness plays for it:
@@ -19,17 +21,22 @@ const (
 	provisionerName  = "e2e.firebolt.io/fake"
 )
 
+// volumeListers read claims and volumes from the harness's informer cache.
+type volumeListers struct {
+	pvcs corelisters.PersistentVolumeClaimLister
+	pvs  corelisters.PersistentVolumeLister
+}
+
 // provisionVolumes binds every claim of the fake class to a new hostPath
 // volume (never used: KWOK runs no containers) and deletes released ones,
 // until ctx ends.
-func (c *Cluster) provisionVolumes(ctx context.Context) {
+func (c *Cluster) provisionVolumes(ctx context.Context, l volumeListers) {
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
-		pvcs, err := c.Kube.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{})
+		pvcs, err := l.pvcs.List(labels.Everything())
 		if err != nil {
 			return
 		}
-		for i := range pvcs.Items {
-			pvc := &pvcs.Items[i]
+		for _, pvc := range pvcs {
 			if pvc.Spec.VolumeName != "" || pvc.Spec.StorageClassName == nil || *pvc.Spec.StorageClassName != StorageClassName || pvc.DeletionTimestamp != nil {
 				continue
 			}
@@ -55,11 +62,11 @@ func (c *Cluster) provisionVolumes(ctx context.Context) {
 				c.logf("fake provisioner: cannot create %s: %v", pv.Name, err)
 			}
 		}
-		pvs, err := c.Kube.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+		pvs, err := l.pvs.List(labels.Everything())
 		if err != nil {
 			return
 		}
-		for _, pv := range pvs.Items {
+		for _, pv := range pvs {
 			if pv.Spec.StorageClassName == StorageClassName && pv.Status.Phase == corev1.VolumeReleased {
 				_ = c.Kube.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{})
 			}

@@ -1,0 +1,150 @@
+// Command scale measures what N engines cost the control plane: `make scale
+// N=100`. On the local control plane of the end-to-end tests (in a private
+// network namespace, KWOK pods) it creates N engines of one replica and
+// class standard, waits until all are stable, edits the class so every
+// engine rolls, waits until all are stable on the new generation, idles,
+// and prints a markdown table: time to stable, API requests by resource and
+// verb (the API server's apiserver_request_total, less the harness's own),
+// CPU seconds per process, the function's peak memory and how often
+// Crossplane's XR circuit breaker opened.
+//
+// Like the e2e tests it runs twice: the first copy builds what is missing
+// while it can reach the module proxy, then runs itself again in a new
+// network namespace, which starts the stack and measures. Every wait is
+// bounded; every process of the stack dies with the copy that started it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/firebolt-db/firebolt-crossplane/test/e2e/harness"
+)
+
+// envWork carries the work directory to the copy in the namespace.
+const envWork = "FIREBOLT_SCALE_WORK"
+
+type config struct {
+	engines       int
+	createTimeout time.Duration
+	editTimeout   time.Duration
+	idle          time.Duration
+	out           string
+	keep          bool
+}
+
+// maxEngines bounds N: every engine is a pod on the one simulated node,
+// which holds 1,000 (harness.NodeName's capacity), and while an engine
+// rolls it has the pods of two generations.
+const maxEngines = 900
+
+func main() {
+	var cfg config
+	flag.IntVar(&cfg.engines, "n", 25, fmt.Sprintf("number of engines to create (1-%d)", maxEngines))
+	flag.DurationVar(&cfg.createTimeout, "create-timeout", 0, "bound on creating the engines until all are stable (default 3m + 4s per engine)")
+	flag.DurationVar(&cfg.editTimeout, "edit-timeout", 0, "bound on the class edit until all engines are stable again (default 3m + 4s per engine)")
+	flag.DurationVar(&cfg.idle, "idle", 60*time.Second, "how long to measure the idle engines")
+	flag.StringVar(&cfg.out, "out", "", "also write the markdown report to this file")
+	flag.BoolVar(&cfg.keep, "keep", false, "keep the work directory (logs, etcd data) of a run that succeeded")
+	flag.Parse()
+	if cfg.engines < 1 || cfg.engines > maxEngines {
+		fmt.Fprintf(os.Stderr, "scale: -n must be between 1 and %d, got %d\n", maxEngines, cfg.engines)
+		os.Exit(2)
+	}
+	if cfg.idle <= 0 || cfg.idle > time.Hour {
+		fmt.Fprintf(os.Stderr, "scale: -idle must be more than 0 and at most 1h, got %s\n", cfg.idle)
+		os.Exit(2)
+	}
+	def := 3*time.Minute + time.Duration(cfg.engines)*4*time.Second
+	if cfg.createTimeout <= 0 {
+		cfg.createTimeout = def
+	}
+	if cfg.editTimeout <= 0 {
+		cfg.editTimeout = def
+	}
+	if harness.InNetns() {
+		os.Exit(inside(cfg))
+	}
+	os.Exit(outside(cfg))
+}
+
+// outside builds the tools, the function and the packages, then runs the
+// measurement in a new network namespace and waits for it.
+func outside(cfg config) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	work, err := os.MkdirTemp("", "firebolt-scale-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scale:", err)
+		return 1
+	}
+	start := time.Now()
+	fmt.Fprintln(os.Stderr, "scale: building what is missing (a fresh machine compiles Kubernetes, etcd, KWOK and Crossplane once: 15-25 minutes)")
+	tools, err := harness.Prepare(ctx, filepath.Join(work, "build"), os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scale: cannot build what the measurement runs:", err)
+		_ = os.RemoveAll(work)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "scale: tools and packages ready in %s\n", time.Since(start).Round(time.Second))
+	cmd := harness.NetnsCommand(os.Args[1:], harness.EnvTools+"="+tools.Encode(), envWork+"="+work)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "scale: cannot start in a new network namespace (as root this needs CAP_SYS_ADMIN; "+
+			"otherwise unprivileged user namespaces must be enabled): %v\n", err)
+		return 1
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		// The copy stops the stack on SIGTERM; it gets a bounded time to.
+		fmt.Fprintln(os.Stderr, "scale: interrupted; stopping the control plane")
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err = <-done:
+		case <-time.After(2 * time.Minute):
+			_ = cmd.Process.Kill()
+			err = <-done
+		}
+		if err == nil {
+			err = ctx.Err()
+		}
+	}
+	if err == nil && !cfg.keep {
+		_ = os.RemoveAll(work)
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "scale: logs and data kept in %s\n", work)
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit) && exit.ExitCode() > 0:
+		return exit.ExitCode()
+	default:
+		fmt.Fprintln(os.Stderr, "scale:", err)
+		return 1
+	}
+}
+
+// inside starts the stack in this namespace, measures, prints the report
+// and stops every process of the stack, also when interrupted.
+func inside(cfg config) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := measure(ctx, cfg, os.Getenv(envWork)); err != nil {
+		fmt.Fprintln(os.Stderr, "scale:", err)
+		return 1
+	}
+	return 0
+}
