@@ -3,7 +3,6 @@ package fn
 import (
 	"context"
 	"fmt"
-	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"strings"
 	"testing"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go/logging"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
 )
 

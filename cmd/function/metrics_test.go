@@ -24,7 +24,7 @@ import (
 func TestServesMetrics(t *testing.T) {
 	bin := buildFunction(t)
 	addr, metricsAddr := freeAddr(t), freeAddr(t)
-	cmd := exec.Command(bin, "--insecure", "--address="+addr, "--metrics-address="+metricsAddr)
+	cmd := exec.CommandContext(t.Context(), bin, "--insecure", "--address="+addr, "--metrics-address="+metricsAddr)
 	cmd.Env = append(os.Environ(), "KUBECONFIG=")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestServesMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatalf("GET /metrics: %v", err)
 	}
-	defer resp.Body.Close() //nolint:errcheck // Read-only body.
+	defer resp.Body.Close()
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(resp.Body)
 	if err != nil {

@@ -95,10 +95,10 @@ func Write[S any](req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, r
 	}
 
 	if len(r.Requirements) > 0 {
-		if rsp.Requirements == nil {
+		if rsp.GetRequirements() == nil {
 			rsp.Requirements = &fnv1.Requirements{}
 		}
-		if rsp.Requirements.Resources == nil {
+		if rsp.GetRequirements().GetResources() == nil {
 			rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
 		}
 		for name, sel := range r.Requirements {
@@ -106,7 +106,7 @@ func Write[S any](req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, r
 		}
 	}
 
-	if rsp.Meta == nil {
+	if rsp.GetMeta() == nil {
 		rsp.Meta = &fnv1.ResponseMeta{}
 	}
 	rsp.Meta.Ttl = durationpb.New(r.TTL)
@@ -165,6 +165,7 @@ func ownedFields(st any) []string {
 			}
 		}
 		return out
+	default:
+		return nil
 	}
-	return nil
 }

@@ -25,7 +25,7 @@ func TestMetricsDuringRollout(t *testing.T) {
 	eng, st := s.stableEngine("demo", 2)
 	old := st.Active
 
-	m := s.scrapeFunction()
+	m := s.scrapeFunction(s.ctx)
 	if got := m.phases(s.ns, "demo"); len(got) != 1 || got["stable"] != 1 {
 		t.Errorf("engine phase gauge of a stable engine: got %v, want only stable=1", got)
 	}
@@ -40,14 +40,14 @@ func TestMetricsDuringRollout(t *testing.T) {
 		return e.Phase == "creating" && e.Current > old
 	})
 	// The pods are held, so the engine stays in creating while it is read.
-	s.wait(rolloutTimeout, "the phase gauge at creating", func(context.Context) (bool, string, error) {
-		got := s.scrapeFunction().phases(s.ns, "demo")
+	s.wait(rolloutTimeout, "the phase gauge at creating", func(ctx context.Context) (bool, string, error) {
+		got := s.scrapeFunction(ctx).phases(s.ns, "demo")
 		return len(got) == 1 && got["creating"] == 1, fmt.Sprint(got), nil
 	})
 
 	s.release("demo", st.Current, 3)
 	s.waitStable(eng, old)
-	m = s.scrapeFunction()
+	m = s.scrapeFunction(s.ctx)
 	if got := m.phases(s.ns, "demo"); len(got) != 1 || got["stable"] != 1 {
 		t.Errorf("engine phase gauge after the rollout: got %v, want only stable=1", got)
 	}
@@ -63,15 +63,15 @@ func TestMetricsDuringRollout(t *testing.T) {
 type scraped map[string]*dto.MetricFamily
 
 // scrapeFunction reads and parses the function's /metrics.
-func (s *scenario) scrapeFunction() scraped {
+func (s *scenario) scrapeFunction(ctx context.Context) scraped {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+harness.FunctionMetricsAddress+"/metrics", nil)
 	s.must(err)
 	resp, err := http.DefaultClient.Do(req)
 	s.must(err)
-	defer resp.Body.Close() //nolint:errcheck // Read-only body.
+	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		s.t.Fatalf("GET /metrics: HTTP %d", resp.StatusCode)
 	}

@@ -175,7 +175,7 @@ func (m *meter) prepare(ctx context.Context) error {
 	return harness.Wait(ctx, instanceTimeout, "FireboltInstance "+inst.GetName()+" Ready", func(ctx context.Context) (bool, string, error) {
 		u, err := m.c.Get(ctx, inst)
 		if err != nil {
-			return false, err.Error(), nil
+			return false, harness.SeenErr(err), nil
 		}
 		phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
 		r := harness.Condition(u, "Ready")
@@ -572,7 +572,7 @@ func crossplaneCounter(ctx context.Context, name string) (float64, error) {
 // offset, and returns the offset after the last whole line: Crossplane's
 // debug log grows large, so each snapshot reads only what is new.
 func countLines(path string, offset int64, s string) (int, int64, error) {
-	f, err := os.Open(path) //nolint:gosec // The harness's own log.
+	f, err := os.Open(path)
 	if err != nil {
 		return 0, offset, err
 	}
