@@ -17,10 +17,15 @@ import (
 )
 
 // Requeue intervals. Progress never waits on a slow poll: a pass that
-// moved the machine asks to be called again at once.
+// moved the machine asks to be called again at once. Creating waits for
+// pods, and Crossplane watches the StatefulSet it composes, so its
+// readiness arrives as a watch event; the creating timer only backs up
+// what has no watch, the StatefulSet's Warning events (a pod that cannot
+// be created), so it is long: a short one would poll every engine that is
+// creating for nothing.
 const (
 	ttlProgress = 1 * time.Second
-	ttlCreating = 5 * time.Second
+	ttlCreating = 30 * time.Second
 	ttlGated    = 10 * time.Second
 )
 
@@ -617,13 +622,31 @@ func frozen(in Inputs, now time.Time) Plan {
 	return p
 }
 
-// requirements asks for the engine's own claim (for its generation), the
-// instance and, when referenced, the class: claims, in the claim's
-// namespace. Only called with claim labels.
+// claimNeeded tells whether a call in phase needs the engine's own claim.
+// Only a call that may find the spec in effect publishes the claim's
+// generation; during a rollout the published one is kept, or lowered when
+// Crossplane still hands the claim in from an earlier call (the call that
+// started the rollout already lowered it below the claim's). A
+// required resource is watched, and Crossplane writes the claim's status
+// after every status write of the composite, so requiring the claim during
+// a rollout would double the watch events each step costs against
+// Crossplane's circuit breaker.
+func claimNeeded(phase v1alpha1.EnginePhase) bool {
+	switch phase {
+	case v1alpha1.EnginePhaseCreating, v1alpha1.EnginePhaseSwitching, v1alpha1.EnginePhaseDraining, v1alpha1.EnginePhaseCleaning:
+		return false
+	}
+	return true
+}
+
+// requirements asks for the engine's own claim (for its generation) when
+// the phase needs it, the instance and, when referenced, the class:
+// claims, in the claim's namespace. Only called with claim labels.
 func requirements(in Inputs) map[string]Requirement {
 	apiVersion := v1alpha1.SchemeGroupVersion.String()
-	r := map[string]Requirement{
-		claimgen.Requirement: {APIVersion: apiVersion, Kind: v1alpha1.FireboltEngineKind, Name: in.Engine, Namespace: in.Namespace},
+	r := map[string]Requirement{}
+	if claimNeeded(in.Status.Phase) {
+		r[claimgen.Requirement] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltEngineKind, Name: in.Engine, Namespace: in.Namespace}
 	}
 	if in.Spec.InstanceRef != "" {
 		r[RequirementInstance] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltInstanceKind, Name: in.Spec.InstanceRef, Namespace: in.Namespace}

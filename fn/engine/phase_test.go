@@ -14,7 +14,7 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
 )
 
-const stableTTL = time.Minute
+const stableTTL = 30 * time.Minute // the input's default
 
 func baseSpec() v1alpha1.FireboltEngineSpec {
 	return v1alpha1.FireboltEngineSpec{InstanceRef: "inst", Replicas: 2}
@@ -122,7 +122,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 2, Renderings: []int{0},
 				Resources: merge(gen(0, false, false), route(false)), Route: 0,
-				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
+				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 30 * time.Second,
 			},
 		},
 		"CreatingWaitsForPods": {
@@ -134,7 +134,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 2, Renderings: []int{0},
 				Resources: merge(gen(0, false, true), route(false)), Route: 0,
-				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
+				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 30 * time.Second,
 			},
 		},
 		"CreatingSwitchesOnceAllPodsAreReady": {
@@ -158,7 +158,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(1, false, true), route(true)), Route: 0,
-				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
+				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 30 * time.Second,
 			},
 		},
 		"CreatingAbandonsACreatedGenerationOnSpecChange": {
@@ -214,7 +214,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "creating", Current: 2, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 2},
 				Resources: merge(gen(0, true, true), gen(2, false, false), route(true)), Route: 0,
-				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
+				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 30 * time.Second,
 			},
 		},
 		"CreatingGatedByInstanceKeepsOnlyWhatExists": {
@@ -230,7 +230,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), route(true), map[resource.Name]bool{"g1-config": true}), Route: 0,
-				EngineReady: "False/InstanceNotReady", InstanceReady: "False/InstanceNotReady", TTL: 5 * time.Second,
+				EngineReady: "False/InstanceNotReady", InstanceReady: "False/InstanceNotReady", TTL: 30 * time.Second,
 			},
 		},
 		"CreatingGatedByMissingClass": {
@@ -243,7 +243,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 2,
 				Resources: map[resource.Name]bool{}, Route: -1,
-				EngineReady: "False/FireboltEngineClassNotFound", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
+				EngineReady: "False/FireboltEngineClassNotFound", InstanceReady: "True/InstanceReady", TTL: 30 * time.Second,
 			},
 		},
 		"CreatingGatedByRejectedTemplateKeepsExistingGenerations": {
@@ -256,7 +256,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 0,
-				EngineReady: "False/TemplateRejected", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
+				EngineReady: "False/TemplateRejected", InstanceReady: "True/InstanceReady", TTL: 30 * time.Second,
 			},
 		},
 		"ScaleToZeroIsTriviallyReady": {
