@@ -533,6 +533,7 @@ func (m *machine) readyFacts() readyFacts {
 		ClassProblem: m.classProblem,
 		Rejection:    m.rejection,
 		DrainFailing: m.drainMsg,
+		Current:      m.next.CurrentGeneration,
 		Active:       m.next.ActiveGeneration,
 	}
 	if d := m.in.Status.DrainingGeneration; d != nil {
