@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/crossplane/function-sdk-go/logging"
@@ -81,4 +82,39 @@ func feedBack(t *testing.T, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 	}
 	status.Fields["conditions"] = structpb.NewListValue(lv)
 	req.GetObserved().GetComposite().GetResource().GetFields()["status"] = structpb.NewStructValue(status)
+}
+
+// TestRunFunctionPollsWhileWatchesAreDropped: while Crossplane's circuit
+// breaker for the composite is open (Responsive False, WatchCircuitOpen)
+// an edit's watch event is dropped and only a timed call notices it, so
+// the resting engine asks to be called again within seconds instead of
+// after its long stable TTL; with the breaker closed the TTL is the long
+// one and nothing else in the response changes.
+func TestRunFunctionPollsWhileWatchesAreDropped(t *testing.T) {
+	closed := loadRequest(t, "stable")
+	open := proto.Clone(closed).(*fnv1.RunFunctionRequest)
+	status := open.GetObserved().GetComposite().GetResource().GetFields()["status"].GetStructValue()
+	conds := status.GetFields()["conditions"].GetListValue()
+	if conds == nil {
+		conds = &structpb.ListValue{}
+	}
+	responsive, err := structpb.NewStruct(map[string]any{
+		"type": "Responsive", "status": "False", "reason": "WatchCircuitOpen",
+		"message": "Too many watch events from XFireboltEngine/demo-x7k2p. Allowing events periodically.",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conds.Values = append(conds.Values, structpb.NewStructValue(responsive))
+	status.Fields["conditions"] = structpb.NewListValue(conds)
+
+	want := runAt(t, closed, responseClock)
+	if got := want.GetMeta().GetTtl().AsDuration(); got != 30*time.Minute {
+		t.Fatalf("breaker closed: ttl %s, want the stable TTL 30m", got)
+	}
+	want.Meta.Ttl = durationpb.New(5 * time.Second)
+	got := runAt(t, open, responseClock)
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("breaker open: -want (the closed response with a 5s ttl), +got:\n%s", diff)
+	}
 }

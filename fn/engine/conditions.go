@@ -18,6 +18,11 @@ const (
 	TypeInstanceReady = "InstanceReady"
 )
 
+// TypeResponsive is Crossplane's own condition on a composite: False
+// (reason WatchCircuitOpen) while its XR circuit breaker drops the
+// composite's watch events. The function only reads it.
+const TypeResponsive = "Responsive"
+
 // RenderingsVerified says whether status.renderings could be trusted. It
 // is only reported once a recording has been rejected.
 const (

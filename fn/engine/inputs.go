@@ -49,6 +49,11 @@ type Inputs struct {
 	// as observed; nil when it has none.
 	RenderingsVerified *Condition
 
+	// WatchesDropped: Crossplane's circuit breaker for this composite is
+	// open (its Responsive condition is False), so watch events about it,
+	// an edit among them, are being dropped.
+	WatchesDropped bool
+
 	Instance InstanceRef
 	Class    ClassRef
 
@@ -115,6 +120,9 @@ func Read(req *fnv1.RunFunctionRequest, cfg v1beta1.Resolved) (Inputs, error) {
 	}
 	in.Renderings = decodeRecordings(in.Engine, in.Namespace, in.Config.PodSecurity, in.Status.Renderings)
 	in.RenderingsVerified = observedCondition(u.Object, TypeRenderingsVerified)
+	if c := observedCondition(u.Object, TypeResponsive); c != nil && c.Status == metav1.ConditionFalse {
+		in.WatchesDropped = true
+	}
 
 	ocds, err := request.GetObservedComposedResources(req)
 	if err != nil {

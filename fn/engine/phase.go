@@ -27,6 +27,11 @@ const (
 	ttlProgress = 1 * time.Second
 	ttlCreating = 30 * time.Second
 	ttlGated    = 10 * time.Second
+	// ttlWatchesDropped caps every TTL while Crossplane's circuit breaker
+	// drops this composite's watch events (for at least five minutes): the
+	// timer is then the only way an edit is noticed. Timed calls do not
+	// count against the breaker.
+	ttlWatchesDropped = 5 * time.Second
 )
 
 // terminalPhase is where a finished rollout rests: stopped for zero
@@ -484,6 +489,9 @@ func (m *machine) plan(now time.Time) Plan {
 		}
 	}
 	p.Ready = ready.Status == metav1.ConditionTrue
+	if m.in.WatchesDropped {
+		p.TTL = min(p.TTL, ttlWatchesDropped)
+	}
 	return p
 }
 
