@@ -32,6 +32,13 @@ const (
 	// timer is then the only way an edit is noticed. Timed calls do not
 	// count against the breaker.
 	ttlWatchesDropped = 5 * time.Second
+	// A resting engine is called again after the input's stableTTL (30m by
+	// default): its objects are watched. For settleWindow after its status
+	// last changed it keeps a one-minute safety poll instead, while the
+	// burst of events a rollout causes may have cost it an event Crossplane
+	// dropped.
+	settleWindow = 10 * time.Minute
+	ttlSettling  = time.Minute
 )
 
 // terminalPhase is where a finished rollout rests: stopped for zero
@@ -489,6 +496,9 @@ func (m *machine) plan(now time.Time) Plan {
 		}
 	}
 	p.Ready = ready.Status == metav1.ConditionTrue
+	if lr := p.Status.LastReconciled; m.ttl == m.in.Config.StableTTL && lr != nil && now.Sub(lr.Time) < settleWindow {
+		p.TTL = min(p.TTL, ttlSettling)
+	}
 	if m.in.WatchesDropped {
 		p.TTL = min(p.TTL, ttlWatchesDropped)
 	}
