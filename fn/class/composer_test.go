@@ -92,7 +92,7 @@ func cond(status fnv1.Status, reason, message string) []*fnv1.Condition {
 }
 
 func TestRunFunction(t *testing.T) {
-	ttl := durationpb.New(time.Minute)
+	ttl := durationpb.New(30 * time.Minute) // the input's default stable TTL
 	admissible := cond(fnv1.Status_STATUS_CONDITION_TRUE, "Admissible", "spec.template sets no operator-owned field")
 	reason := "OperatorOwnedFieldSet"
 	cases := map[string]struct {

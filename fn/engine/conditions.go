@@ -19,6 +19,11 @@ const (
 	TypeInstanceReady = "InstanceReady"
 )
 
+// TypeResponsive is Crossplane's own condition on a composite: False
+// (reason WatchCircuitOpen) while its XR circuit breaker drops the
+// composite's watch events. The function only reads it.
+const TypeResponsive = "Responsive"
+
 // RenderingsVerified says whether status.renderings could be trusted. It
 // is only reported once a recording has been rejected.
 const (
@@ -86,6 +91,8 @@ type readyFacts struct {
 	// DrainFailing is the drain check's failure message while draining.
 	DrainFailing string
 	DrainingGen  int
+	// Current is the generation being rolled out, or served when at rest.
+	Current int
 	// Active is the active generation and its pods.
 	Active     int
 	ActivePods podsState
@@ -121,7 +128,11 @@ func engineReady(f readyFacts) Condition {
 		if f.Warning != nil {
 			return c(f.Warning.reason(), f.Warning.message())
 		}
-		return c(ReasonRolling, fmt.Sprintf("Engine is in %s phase", f.Phase))
+		// The message names the generation, not the phase: status.phase
+		// has the step, and a message that changed with every step would be
+		// one more write of the composite (one more watch event against
+		// Crossplane's circuit breaker) at every step of every rollout.
+		return c(ReasonRolling, fmt.Sprintf("Engine is rolling out generation %d", f.Current))
 	case !f.ActivePods.Ready:
 		if f.Warning != nil {
 			return c(f.Warning.reason(), f.Warning.message())

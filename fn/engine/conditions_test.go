@@ -34,8 +34,8 @@ func TestEngineReadyPrecedence(t *testing.T) {
 			want: falseCond(ReasonInstanceNotReady, "FireboltInstance firebolt/inst not found"),
 		},
 		"InstanceIgnoredOutsideGatedPhases": {
-			f:    readyFacts{Phase: "draining", Instance: notReady},
-			want: falseCond(ReasonRolling, "Engine is in draining phase"),
+			f:    readyFacts{Phase: "draining", Instance: notReady, Current: 3},
+			want: falseCond(ReasonRolling, "Engine is rolling out generation 3"),
 		},
 		"MissingClassNext": {
 			f:    readyFacts{Phase: "stable", Gated: true, Instance: ready, ClassProblem: "FireboltEngineClass firebolt/big not found", Rejection: &rejection{Reason: ReasonTemplateRejected, Message: "bad"}},
@@ -58,8 +58,8 @@ func TestEngineReadyPrecedence(t *testing.T) {
 			want: falseCond(ReasonInitializing, "Engine is initializing"),
 		},
 		"Rolling": {
-			f:    readyFacts{Phase: "creating", Gated: true, Instance: ready},
-			want: falseCond(ReasonRolling, "Engine is in creating phase"),
+			f:    readyFacts{Phase: "creating", Gated: true, Instance: ready, Current: 1},
+			want: falseCond(ReasonRolling, "Engine is rolling out generation 1"),
 		},
 		"RollingRefinedByAWarningWithASanitisedReason": {
 			f:    readyFacts{Phase: "creating", Gated: true, Instance: ready, Warning: warn},
@@ -253,5 +253,19 @@ func TestBoundMessage(t *testing.T) {
 				t.Errorf("%s\nBoundMessage(...) is %d bytes, valid UTF-8 %v", tc.reason, len(got), utf8.ValidString(got))
 			}
 		})
+	}
+}
+
+// TestEngineReadyStaysPutThroughARollout: every step of one rollout
+// reports the same EngineReady, so Crossplane writes the condition when
+// the rollout starts and when it ends, not at every step; status.phase has
+// the step.
+func TestEngineReadyStaysPutThroughARollout(t *testing.T) {
+	first := engineReady(readyFacts{Phase: "creating", Gated: true, Instance: instanceState{Ready: true}, Current: 4, Active: 3})
+	for _, phase := range []v1alpha1.EnginePhase{"switching", "draining", "cleaning"} {
+		got := engineReady(readyFacts{Phase: phase, Instance: instanceState{Ready: true}, Current: 4, Active: 4, DrainingGen: 3})
+		if diff := cmp.Diff(first, got); diff != "" {
+			t.Errorf("EngineReady in %s differs from creating's, one more write of the composite: -creating, +%s:\n%s", phase, phase, diff)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -44,6 +45,11 @@ type Inputs struct {
 	// RenderingsVerified is the composite's RenderingsVerified condition
 	// as observed; nil when it has none.
 	RenderingsVerified *Condition
+
+	// WatchesDropped: Crossplane's circuit breaker for this composite is
+	// open (its Responsive condition is False), so watch events about it,
+	// an edit among them, are being dropped.
+	WatchesDropped bool
 
 	Instance InstanceRef
 	Class    ClassRef
@@ -108,6 +114,9 @@ func Read(c composite.Call) (Inputs, error) {
 	}
 	in.Renderings = decodeRecordings(in.Engine, in.Namespace, in.Config.PodSecurity, in.Status.Renderings)
 	in.RenderingsVerified = composite.ConditionOf(u.Object, TypeRenderingsVerified)
+	if c := composite.ConditionOf(u.Object, TypeResponsive); c != nil && c.Status == metav1.ConditionFalse {
+		in.WatchesDropped = true
+	}
 
 	ocds, err := composite.ObservedComposed(c.Req)
 	if err != nil {

@@ -8,11 +8,28 @@ import (
 )
 
 // Requeue intervals. Progress never waits on a slow poll: a pass that
-// moved the machine asks to be called again at once.
+// moved the machine asks to be called again at once. Creating waits for
+// pods, and Crossplane watches the StatefulSet it composes, so its
+// readiness arrives as a watch event; the creating timer only backs up
+// what has no watch, the StatefulSet's Warning events (a pod that cannot
+// be created), so it is long: a short one would poll every engine that is
+// creating for nothing.
 const (
 	ttlProgress = 1 * time.Second
-	ttlCreating = 5 * time.Second
+	ttlCreating = 30 * time.Second
 	ttlGated    = 10 * time.Second
+	// ttlWatchesDropped caps every TTL while Crossplane's circuit breaker
+	// drops this composite's watch events (for at least five minutes): the
+	// timer is then the only way an edit is noticed. Timed calls do not
+	// count against the breaker.
+	ttlWatchesDropped = 5 * time.Second
+	// A resting engine is called again after the input's stableTTL (30m by
+	// default): its objects are watched. For settleWindow after its status
+	// last changed it keeps a one-minute safety poll instead, while the
+	// burst of events a rollout causes may have cost it an event Crossplane
+	// dropped.
+	settleWindow = 10 * time.Minute
+	ttlSettling  = time.Minute
 )
 
 // terminalPhase is where a finished rollout rests: stopped for zero

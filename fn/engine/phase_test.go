@@ -14,7 +14,7 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
 )
 
-const stableTTL = time.Minute
+const stableTTL = 30 * time.Minute // the input's default
 
 func baseSpec() v1alpha1.FireboltEngineSpec {
 	return v1alpha1.FireboltEngineSpec{InstanceRef: "inst", Replicas: 2}
@@ -122,7 +122,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 2, Renderings: []int{0},
 				Resources: merge(gen(0, false, false), route(false)), Route: 0,
-				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
+				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 30 * time.Second,
 			},
 		},
 		"CreatingWaitsForPods": {
@@ -134,7 +134,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 2, Renderings: []int{0},
 				Resources: merge(gen(0, false, true), route(false)), Route: 0,
-				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
+				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 30 * time.Second,
 			},
 		},
 		"CreatingSwitchesOnceAllPodsAreReady": {
@@ -158,7 +158,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(1, false, true), route(true)), Route: 0,
-				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
+				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 30 * time.Second,
 			},
 		},
 		"CreatingAbandonsACreatedGenerationOnSpecChange": {
@@ -214,7 +214,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "creating", Current: 2, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 2},
 				Resources: merge(gen(0, true, true), gen(2, false, false), route(true)), Route: 0,
-				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
+				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 30 * time.Second,
 			},
 		},
 		"CreatingGatedByInstanceKeepsOnlyWhatExists": {
@@ -230,7 +230,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), route(true), map[resource.Name]bool{"g1-config": true}), Route: 0,
-				EngineReady: "False/InstanceNotReady", InstanceReady: "False/InstanceNotReady", TTL: 5 * time.Second,
+				EngineReady: "False/InstanceNotReady", InstanceReady: "False/InstanceNotReady", TTL: 30 * time.Second,
 			},
 		},
 		"CreatingGatedByMissingClass": {
@@ -243,7 +243,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 2,
 				Resources: map[resource.Name]bool{}, Route: -1,
-				EngineReady: "False/FireboltEngineClassNotFound", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
+				EngineReady: "False/FireboltEngineClassNotFound", InstanceReady: "True/InstanceReady", TTL: 30 * time.Second,
 			},
 		},
 		"CreatingGatedByRejectedTemplateKeepsExistingGenerations": {
@@ -256,7 +256,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
 				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 0,
-				EngineReady: "False/TemplateRejected", InstanceReady: "True/InstanceReady", TTL: 5 * time.Second,
+				EngineReady: "False/TemplateRejected", InstanceReady: "True/InstanceReady", TTL: 30 * time.Second,
 			},
 		},
 		"ScaleToZeroIsTriviallyReady": {
@@ -275,7 +275,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 3, Renderings: []int{0},
 				Resources: merge(gen(0, true, true), route(true)), Route: 0,
-				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true, TTL: stableTTL,
+				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true, TTL: ttlSettling,
 			},
 		},
 		"StableReportsPodsNotReady": {
@@ -287,7 +287,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "stable", Current: 3, Active: 3, ObservedGeneration: 3, Renderings: []int{3},
 				Resources: merge(gen(3, false, true), route(true)), Route: 3,
-				EngineReady: "False/PodsNotReady", InstanceReady: "True/InstanceReady", TTL: stableTTL,
+				EngineReady: "False/PodsNotReady", InstanceReady: "True/InstanceReady", TTL: ttlSettling,
 			},
 		},
 		"StableRefinesPodsNotReadyWithAStatefulSetWarning": {
@@ -300,7 +300,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "stable", Current: 3, Active: 3, ObservedGeneration: 3, Renderings: []int{3},
 				Resources: merge(gen(3, false, true), route(true)), Route: 3,
-				EngineReady: "False/FailedCreate", InstanceReady: "True/InstanceReady", TTL: stableTTL,
+				EngineReady: "False/FailedCreate", InstanceReady: "True/InstanceReady", TTL: ttlSettling,
 			},
 		},
 		"StableIgnoresAWarningOnceAllPodsExist": {
@@ -313,7 +313,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "stable", Current: 3, Active: 3, ObservedGeneration: 3, Renderings: []int{3},
 				Resources: merge(gen(3, false, true), route(true)), Route: 3,
-				EngineReady: "False/PodsNotReady", InstanceReady: "True/InstanceReady", TTL: stableTTL,
+				EngineReady: "False/PodsNotReady", InstanceReady: "True/InstanceReady", TTL: ttlSettling,
 			},
 		},
 		"StableDriftWritesOnlyTheIntent": {
@@ -386,7 +386,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 3, Renderings: []int{0},
 				Resources: merge(gen(0, true, true), route(true)), Route: 0,
-				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true, TTL: stableTTL,
+				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true, TTL: ttlSettling,
 			},
 		},
 		"StableWithoutARecordingRollsFromSanitisedObjects": {
@@ -438,7 +438,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 3, Renderings: []int{0},
 				Resources: merge(gen(0, true, true), map[resource.Name]bool{"g0-config": false}, route(true)), Route: 0,
-				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true, TTL: stableTTL,
+				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true, TTL: ttlSettling,
 			},
 		},
 		"StableTemplateRejectedKeepsServing": {
@@ -475,7 +475,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "stopped", Current: 2, Active: 2, ObservedGeneration: 3, Renderings: []int{2},
 				Resources: merge(gen(2, true, true), route(true)), Route: 2,
-				EngineReady: "False/Stopped", InstanceReady: "True/InstanceReady", TTL: stableTTL,
+				EngineReady: "False/Stopped", InstanceReady: "True/InstanceReady", TTL: ttlSettling,
 			},
 		},
 		"StoppedResumesWithANewGeneration": {
@@ -737,5 +737,31 @@ func TestComputeTransitions(t *testing.T) {
 				t.Errorf("Compute(...): -want, +got:\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestRestingTTL: a resting engine whose status last changed within
+// settleWindow keeps a one-minute poll; once it has rested longer it is
+// called again only after the long stableTTL, its objects being watched.
+func TestRestingTTL(t *testing.T) {
+	in := stableAt(t, 0, baseSpec())
+	first := Compute(in, Signals{}, testNow)
+	in.Status = first.Status
+	for _, tc := range []struct {
+		after time.Duration
+		want  time.Duration
+	}{
+		{after: 0, want: ttlSettling},
+		{after: settleWindow - time.Second, want: ttlSettling},
+		{after: settleWindow, want: stableTTL},
+		{after: 3 * time.Hour, want: stableTTL},
+	} {
+		p := Compute(in, Signals{}, testNow.Add(tc.after))
+		if p.TTL != tc.want {
+			t.Errorf("%s after the last status change: ttl %s, want %s", tc.after, p.TTL, tc.want)
+		}
+		if p.Status.LastReconciled == nil || !p.Status.LastReconciled.Equal(first.Status.LastReconciled) {
+			t.Errorf("%s after: lastReconciled moved to %v, a write that changes nothing", tc.after, p.Status.LastReconciled)
+		}
 	}
 }

@@ -129,6 +129,12 @@ func (m *machine) plan(now time.Time) Plan {
 		}
 	}
 	p.Ready = ready.Status == metav1.ConditionTrue
+	if lr := p.Status.LastReconciled; m.ttl == m.in.Config.StableTTL && lr != nil && now.Sub(lr.Time) < settleWindow {
+		p.TTL = min(p.TTL, ttlSettling)
+	}
+	if m.in.WatchesDropped {
+		p.TTL = min(p.TTL, ttlWatchesDropped)
+	}
 	return p
 }
 
@@ -178,6 +184,7 @@ func (m *machine) readyFacts() readyFacts {
 		ClassProblem: m.classProblem,
 		Rejection:    m.rejection,
 		DrainFailing: m.drainMsg,
+		Current:      m.next.CurrentGeneration,
 		Active:       m.next.ActiveGeneration,
 	}
 	if d := m.in.Status.DrainingGeneration; d != nil {
@@ -239,13 +246,32 @@ func frozen(in Inputs, now time.Time) Plan {
 	return p
 }
 
-// requirements asks for the engine's own claim (for its generation), the
-// instance and, when referenced, the class: claims, in the claim's
-// namespace. Only called with claim labels.
+// claimNeeded tells whether a call in phase needs the engine's own claim.
+// Only a call that may find the spec in effect publishes the claim's
+// generation; during a rollout the published one is kept, or lowered when
+// Crossplane still hands the claim in from an earlier call (the call that
+// started the rollout already lowered it below the claim's). A
+// required resource is watched, and Crossplane writes the claim's status
+// after every status write of the composite, so requiring the claim during
+// a rollout would double the watch events each step costs against
+// Crossplane's circuit breaker.
+func claimNeeded(phase v1alpha1.EnginePhase) bool {
+	switch phase {
+	case v1alpha1.EnginePhaseCreating, v1alpha1.EnginePhaseSwitching, v1alpha1.EnginePhaseDraining, v1alpha1.EnginePhaseCleaning:
+		return false
+	default:
+		return true
+	}
+}
+
+// requirements asks for the engine's own claim (for its generation) when
+// the phase needs it, the instance and, when referenced, the class:
+// claims, in the claim's namespace. Only called with claim labels.
 func requirements(in Inputs) map[string]Requirement {
 	apiVersion := v1alpha1.SchemeGroupVersion.String()
-	r := map[string]Requirement{
-		claimgen.Requirement: {APIVersion: apiVersion, Kind: v1alpha1.FireboltEngineKind, Name: in.Engine, Namespace: in.Namespace},
+	r := map[string]Requirement{}
+	if claimNeeded(in.Status.Phase) {
+		r[claimgen.Requirement] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltEngineKind, Name: in.Engine, Namespace: in.Namespace}
 	}
 	if in.Spec.InstanceRef != "" {
 		r[RequirementInstance] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltInstanceKind, Name: in.Spec.InstanceRef, Namespace: in.Namespace}

@@ -18,7 +18,7 @@ import (
 
 const (
 	provisioningTTL = 10 * time.Second
-	stableTTL       = time.Minute // the input's default
+	stableTTL       = 30 * time.Minute // the input's default
 )
 
 // function returns the function with only the instance composer, whose

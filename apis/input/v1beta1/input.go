@@ -56,9 +56,10 @@ type InputSpec struct {
 	Scrape Scrape `json:"scrape,omitempty"`
 
 	// StableTTL is the response TTL while a composite is stable: Crossplane
-	// calls the function again after it, so it bounds how long drift, or a
-	// watch event Crossplane dropped, goes unnoticed. Default 1m, Crossplane's
-	// own poll interval.
+	// calls the function again after it, so it bounds how long a watch event
+	// Crossplane dropped goes unnoticed (composed and required objects are
+	// watched, so drift is noticed at once). Each timed call costs the API
+	// server a request per composed object. Default 30m.
 	// +optional
 	StableTTL *metav1.Duration `json:"stableTTL,omitempty"`
 

@@ -44,7 +44,13 @@ const (
 	// concurrency at once and holds at most 64 MiB of bodies at the
 	// default body limit.
 	DefaultMaxConcurrentScrapes = 64
-	DefaultStableTTL            = time.Minute
+	// DefaultStableTTL is long: Crossplane watches every object a
+	// composite composes or requires (realtime compositions, on by default
+	// in v2.4), so a stable composite needs no poll to notice drift; the
+	// timer only bounds how long a watch event Crossplane dropped goes
+	// unnoticed, and each timed call costs the API server a request per
+	// composed object.
+	DefaultStableTTL = 30 * time.Minute
 )
 
 // Resolved is an Input with every default applied and every value checked.

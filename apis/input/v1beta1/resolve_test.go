@@ -27,7 +27,7 @@ func defaults() Resolved {
 		EngineResourceBounds: corev1.ResourceList{},
 		MetricScrapeMode:     v1alpha1.MetricScrapeModeApiserverProxy,
 		Scrape:               ResolvedScrape{PodTimeout: 2 * time.Second, OverallTimeout: 10 * time.Second, MaxBodyBytes: 1048576, Concurrency: 16, MaxConcurrentScrapes: 64},
-		StableTTL:            time.Minute,
+		StableTTL:            30 * time.Minute,
 	}
 }
 

@@ -140,6 +140,16 @@ func (c *Cluster) startCrossplane(ctx context.Context) error {
 	return c.WaitCrossplaneReady(ctx)
 }
 
+// CrossplanePollInterval is Crossplane's --poll-interval, as the README
+// advises platform operators to set it. With realtime compositions (on by
+// default in v2.4) composites are not polled at all; the flag then paces
+// only the Usage controller, which on every pass GETs the used object (an
+// engine's FireboltEngineClass claim) and PUTs it back unchanged
+// (internal/controller/protection/usage/reconciler.go). Its 1m default
+// costs every engine two API requests a minute for nothing. Circuit
+// breaker flags stay at their defaults.
+const CrossplanePollInterval = "30m"
+
 func (c *Cluster) startCrossplaneProcess(kubeconfig, serverDir string) error {
 	env := append(c.crossplaneEnv(kubeconfig),
 		"PACKAGE_RUNTIME=External",
@@ -150,7 +160,7 @@ func (c *Cluster) startCrossplaneProcess(kubeconfig, serverDir string) error {
 		"METRICS_PORT=8085", // The RBAC manager holds controller-runtime's default :8080.
 		"HEALTH_PROBE_PORT=8081",
 	)
-	err := c.procs.start("crossplane", c.Tools.CrossplaneCore, []string{"core", "start", "--debug"}, env...)
+	err := c.procs.start("crossplane", c.Tools.CrossplaneCore, []string{"core", "start", "--debug", "--poll-interval=" + CrossplanePollInterval}, env...)
 	return err
 }
 
