@@ -231,7 +231,7 @@ func TestRunFunctionWithoutClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &fnv1.RunFunctionResponse{
-		Meta:       &fnv1.ResponseMeta{Ttl: durationpb.New(time.Minute)},
+		Meta:       &fnv1.ResponseMeta{Ttl: durationpb.New(30 * time.Minute)},
 		Desired:    desired(2, []string{"a"}, fnv1.Ready_READY_FALSE),
 		Conditions: cond(fnv1.Status_STATUS_CONDITION_FALSE, "ClaimLabelsMissing", "composite standard-9d2kw has no crossplane.io/claim-name and crossplane.io/claim-namespace labels: create engine classes through a FireboltEngineClass claim"),
 	}
