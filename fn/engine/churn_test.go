@@ -67,7 +67,7 @@ func runAt(t *testing.T, req *fnv1.RunFunctionRequest, now time.Time) *fnv1.RunF
 func feedBack(t *testing.T, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) {
 	t.Helper()
 	status := proto.Clone(rsp.GetDesired().GetComposite().GetResource().GetFields()["status"].GetStructValue()).(*structpb.Struct)
-	var conds []any
+	conds := make([]any, 0, len(rsp.GetConditions()))
 	for _, c := range rsp.GetConditions() {
 		conds = append(conds, map[string]any{
 			"type":               c.GetType(),
