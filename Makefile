@@ -11,7 +11,7 @@ VERSION ?= v0.1.0
 OUT ?= _out
 TOOLS := hack/tools.sh
 
-.PHONY: setup generate build test render xpkg push clean up down
+.PHONY: setup generate build test render xpkg push clean up down perf
 
 ## setup: fetch modules and build the pinned tools once (Crossplane CLI v2.5.0, core v2.4.0, controller-gen,
 ## etcd v3.6.5, Kubernetes v1.34.4, KWOK v0.8.0) into a cache outside the repo; cold 20-40 min, warm seconds
@@ -42,6 +42,12 @@ test:
 ## render: run crossplane render on every example with the function on loopback
 render:
 	hack/render.sh $(OUT)/render
+
+## perf: the function against a no-op function-sdk-go floor over gRPC on loopback (p50/p99, calls/s, CPU per call,
+## RSS, ratios), then the in-process benchmarks with -benchmem; PERF_FLAGS passes flags to test/perf/cmd/perf
+perf:
+	go run ./test/perf/cmd/perf $(PERF_FLAGS)
+	go test ./fn/engine -run '^$$' -bench 'BenchmarkRunFunctionStable' -benchmem -count 1
 
 ## xpkg: build the Function and Configuration packages into $(OUT) (reproducible)
 xpkg:

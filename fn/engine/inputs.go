@@ -184,10 +184,11 @@ func decodeField(obj map[string]any, key string, out any) error {
 	if !ok || v == nil {
 		return nil
 	}
-	b, err := json.Marshal(v)
+	b, done, err := marshalScratch(v)
 	if err != nil {
 		return err
 	}
+	defer done()
 	return json.Unmarshal(b, out)
 }
 

@@ -1,9 +1,8 @@
 package engine
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
-	"reflect"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -177,7 +176,7 @@ func (m *machine) stable() {
 		return
 	}
 	m.emit[n] = emitAll
-	if rec, ok := m.in.Renderings[n]; ok && rec.usable() && rec.Hash == m.render(n).Hash {
+	if rec, ok := m.in.Renderings[n]; ok && rec.usable() && rec.Hash == renderedHash(m.renderInput(n)) {
 		m.next.Phase = terminalPhase(m.in.Spec)
 		m.inEffect = m.onlyGeneration(n)
 		m.ttl = m.in.Config.StableTTL
@@ -208,7 +207,6 @@ func (m *machine) creating() {
 		m.ttl = ttlCreating
 		return
 	}
-	want := m.render(n)
 	rec, ok := m.in.Renderings[n]
 	switch {
 	case !ok || !rec.usable():
@@ -217,10 +215,10 @@ func (m *machine) creating() {
 			return
 		}
 		// Record first; the objects follow on the next call.
-		m.recorded[n] = want
+		m.recorded[n] = m.render(n)
 		m.ttl = ttlProgress
 		return
-	case rec.Hash != want.Hash:
+	case rec.Hash != renderedHash(m.renderInput(n)):
 		m.abandon(n, "the spec changed")
 		return
 	}
@@ -365,7 +363,12 @@ func (m *machine) routing() (int, bool) {
 // render renders generation gen from the current spec. Only called when
 // canRender.
 func (m *machine) render(gen int) Recording {
-	return record(gen, renderGeneration(renderInput{
+	return record(gen, renderGeneration(m.renderInput(gen)))
+}
+
+// renderInput is what generation gen renders from.
+func (m *machine) renderInput(gen int) renderInput {
+	return renderInput{
 		Engine:           m.in.Engine,
 		Namespace:        m.in.Namespace,
 		Gen:              gen,
@@ -375,7 +378,7 @@ func (m *machine) render(gen int) Recording {
 		MetadataEndpoint: m.instance.MetadataEndpoint,
 		CustomConfig:     effectiveCustomConfig(m.in.Spec, m.in.classSpec()),
 		Images:           m.in.Config.Images,
-	}))
+	}
 }
 
 // generationExists reports whether any object of generation gen is
@@ -560,9 +563,11 @@ func withLastReconciled(prev, next v1alpha1.FireboltEngineStatus, now time.Time)
 func sameStatus(a, b v1alpha1.FireboltEngineStatus) bool {
 	a.LastReconciled, b.LastReconciled = nil, nil
 	a.Renderings = statusRenderings(decodeRecordingsKeepEncoded(a.Renderings))
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return reflect.DeepEqual(ja, jb)
+	ja, doneA, _ := marshalScratch(a)
+	defer doneA()
+	jb, doneB, _ := marshalScratch(b)
+	defer doneB()
+	return bytes.Equal(ja, jb)
 }
 
 // decodeRecordingsKeepEncoded indexes renderings without decoding them, to

@@ -104,10 +104,11 @@ func Write(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p Plan) 
 }
 
 func toMap(v any) (map[string]any, error) {
-	b, err := json.Marshal(v)
+	b, done, err := marshalScratch(v)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	var m map[string]any
 	return m, json.Unmarshal(b, &m)
 }
