@@ -110,7 +110,7 @@ func Read(req *fnv1.RunFunctionRequest, cfg v1beta1.Resolved) (Inputs, error) {
 	if err := decodeField(u.Object, "spec", &in.Spec); err != nil {
 		return Inputs{}, errors.Wrap(err, "cannot decode composite spec")
 	}
-	if err := decodeField(u.Object, "status", &in.Status); err != nil {
+	if err := decodeStatus(u.Object, &in.Status); err != nil {
 		return Inputs{}, errors.Wrap(err, "cannot decode composite status")
 	}
 	in.Renderings = decodeRecordings(in.Engine, in.Namespace, in.Config.PodSecurity, in.Status.Renderings)

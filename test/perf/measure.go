@@ -3,6 +3,8 @@ package perf
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"sort"
 	"strconv"
@@ -140,4 +142,51 @@ func Percentile(ds []time.Duration, p float64) time.Duration {
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	i := int(float64(len(s))*p/100+0.999999) - 1
 	return s[min(max(i, 0), len(s)-1)]
+}
+
+// maxMetricsBytes bounds a metrics page read.
+const maxMetricsBytes = 4 << 20
+
+// Heap reads go_memstats_heap_inuse_bytes and go_memstats_heap_sys_bytes
+// from a process's Prometheus endpoint at addr.
+func Heap(ctx context.Context, addr string) (inuse, sys float64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	rsp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rsp.Body.Close() //nolint:errcheck // read-only
+	b, err := io.ReadAll(io.LimitReader(rsp.Body, maxMetricsBytes))
+	if err != nil {
+		return 0, 0, err
+	}
+	found := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		name, v, ok := strings.Cut(l, " ")
+		if !ok {
+			continue
+		}
+		var into *float64
+		switch name {
+		case "go_memstats_heap_inuse_bytes":
+			into = &inuse
+		case "go_memstats_heap_sys_bytes":
+			into = &sys
+		default:
+			continue
+		}
+		if *into, err = strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil {
+			return 0, 0, errors.Wrapf(err, "cannot parse %s", name)
+		}
+		found++
+	}
+	if found != 2 {
+		return 0, 0, errors.Errorf("%s/metrics lacks go_memstats_heap_inuse_bytes or go_memstats_heap_sys_bytes", addr)
+	}
+	return inuse, sys, nil
 }

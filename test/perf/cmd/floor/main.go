@@ -71,4 +71,3 @@ func main() {
 	ctx := kong.Parse(&cli{}, kong.Description("A no-op composition function answering with a fixed response."))
 	ctx.FatalIfErrorf(ctx.Run())
 }
-

@@ -51,6 +51,10 @@ type server struct {
 	cpu     time.Duration
 	rss     int64
 	peakRSS int64
+	metrics string
+	// heap is the Go heap in use and obtained from the OS after the run,
+	// from the process's own metrics.
+	heap, heapSys float64
 }
 
 func main() {
@@ -146,6 +150,9 @@ func (c *cli) Run() error {
 		if s.rss, s.peakRSS, err = perf.RSS(s.cmd.Process.Pid); err != nil {
 			return err
 		}
+		if s.heap, s.heapSys, err = perf.Heap(ctx, s.metrics); err != nil {
+			return errors.Wrapf(err, "%s", s.name)
+		}
 	}
 	report(c, fn, floor)
 	return nil
@@ -198,6 +205,8 @@ func report(c *cli, fn, floor *server) {
 	row("CPU per call", cpuPerCall(fn), cpuPerCall(floor), "µs", "")
 	row("RSS after the run", mb(fn.rss), mb(floor.rss), "MiB", "<= 1.2x")
 	row("peak RSS", mb(fn.peakRSS), mb(floor.peakRSS), "MiB", "")
+	row("Go heap in use after the run", fn.heap/(1<<20), floor.heap/(1<<20), "MiB", "")
+	row("Go heap from the OS", fn.heapSys/(1<<20), floor.heapSys/(1<<20), "MiB", "")
 }
 
 // start runs a function binary on a free loopback port and waits, bounded,
@@ -218,7 +227,7 @@ func start(ctx context.Context, name, bin string, args ...string) (*server, erro
 	if err := cmd.Start(); err != nil {
 		return nil, errors.Wrapf(err, "cannot start %s", name)
 	}
-	s := &server{name: name, cmd: cmd}
+	s := &server{name: name, cmd: cmd, metrics: metrics}
 	s.conn, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		s.stop()
