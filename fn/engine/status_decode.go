@@ -80,3 +80,21 @@ func wholeNumber(v any) (int, bool) {
 	}
 	return int(f), true
 }
+
+// statusMap is toMap(status): the renderings are put in as the JSON
+// round trip would decode them, and only the rest of the status is
+// encoded and decoded.
+func statusMap(status v1alpha1.FireboltEngineStatus) (map[string]any, error) {
+	rs := status.Renderings
+	status.Renderings = nil
+	m, err := toMap(status)
+	if err != nil || len(rs) == 0 {
+		return m, err
+	}
+	items := make([]any, len(rs))
+	for i, r := range rs {
+		items[i] = map[string]any{"generation": float64(r.Generation), "hash": r.Hash, "objects": r.Objects}
+	}
+	m["renderings"] = items
+	return m, nil
+}

@@ -48,3 +48,29 @@ func TestDecodeStatusAsJSONDoes(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusMapAsJSONDoes wants statusMap to give what the JSON round trip
+// gives.
+func TestStatusMapAsJSONDoes(t *testing.T) {
+	d := 3
+	cases := map[string]v1alpha1.FireboltEngineStatus{
+		"Empty":           {},
+		"NoRenderings":    {Phase: "stable", ActiveGeneration: 1, CurrentGeneration: 1},
+		"EmptyRenderings": {Phase: "stable", Renderings: []v1alpha1.GenerationRendering{}},
+		"Renderings": {Phase: "draining", DrainingGeneration: &d, Renderings: []v1alpha1.GenerationRendering{
+			{Generation: 3, Hash: "a", Objects: "b"}, {Generation: 4, Hash: "", Objects: ""}, {Generation: 1 << 40, Hash: "<&>", Objects: "\u2028"},
+		}},
+	}
+	for name, st := range cases {
+		t.Run(name, func(t *testing.T) {
+			want, wantErr := toMap(st)
+			got, gotErr := statusMap(st)
+			if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
+				t.Errorf("error: want %v, got %v", wantErr, gotErr)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("-want (JSON), +got:\n%s", diff)
+			}
+		})
+	}
+}

@@ -23,7 +23,7 @@ func Write(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p Plan) 
 	if err != nil {
 		return errors.Wrap(err, "cannot get desired composite resource")
 	}
-	status, err := toMap(p.Status)
+	status, err := statusMap(p.Status)
 	if err != nil {
 		return errors.Wrap(err, "cannot encode composite status")
 	}
