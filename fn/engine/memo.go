@@ -20,15 +20,17 @@ import (
 // everything the answer depends on equals, exactly, what the entry was
 // computed from: a memo can miss, never answer for other inputs.
 
-// Bounds of the memos. One engine keeps at most maxRecordings recordings;
-// the recording memo holds the active generation of a few thousand
-// engines, and its weight (encoded plus decompressed JSON, under 10 KiB for
-// a rendered generation) is bounded too, so hostile recordings near
-// maxRecordingBytes cannot pin memory: at most memoRecordingBytes in all,
-// and no entry above a sixteenth of it, is kept.
+// Bounds of the memos. An entry's weight is the recording's encoded form
+// plus the JSON it decompresses to: a rendered generation weighs under
+// 10 KiB, so the recording memo holds the live generations of the better
+// part of a thousand engines (beyond that the least recently used are
+// decoded again), and hostile recordings near maxRecordingBytes cannot pin
+// memory: at most memoRecordingBytes in all, and no entry above a
+// sixteenth of it, is kept. The render memo holds a spec and a hash per
+// entry, the routing memo one small Service.
 const (
 	memoRecordingEntries = 4096
-	memoRecordingBytes   = 16 << 20
+	memoRecordingBytes   = 8 << 20
 	memoRenderEntries    = 4096
 	memoRoutingEntries   = 4096
 )

@@ -36,6 +36,7 @@ type cli struct {
 	Warmup      int           `default:"300" help:"Calls before measuring each function."`
 	Rounds      int           `default:"3" help:"Rounds; the two functions alternate within each, so both see the same machine."`
 	Timeout     time.Duration `default:"10m" help:"Bound on the whole run."`
+	Function    string        `type:"existingfile" help:"A function binary to measure instead of building ./cmd/function (e.g. an older build, for a before/after)."`
 }
 
 // server is a function process under test.
@@ -80,7 +81,12 @@ func (c *cli) Run() error {
 
 	fmt.Println("Building the function and the floor...")
 	fnBin, floorBin := filepath.Join(tmp, "function"), filepath.Join(tmp, "floor")
-	for bin, pkg := range map[string]string{fnBin: "./cmd/function", floorBin: "./test/perf/cmd/floor"} {
+	build := map[string]string{fnBin: "./cmd/function", floorBin: "./test/perf/cmd/floor"}
+	if c.Function != "" {
+		fnBin = c.Function
+		build = map[string]string{floorBin: "./test/perf/cmd/floor"}
+	}
+	for bin, pkg := range build {
 		b := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
 		b.Stdout, b.Stderr = os.Stderr, os.Stderr
 		if err := b.Run(); err != nil {
