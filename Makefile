@@ -11,7 +11,7 @@ VERSION ?= v0.1.0
 OUT ?= _out
 TOOLS := hack/tools.sh
 
-.PHONY: setup generate build test render xpkg push clean up down perf
+.PHONY: setup generate build test render goldens xpkg push clean up down perf
 
 ## setup: fetch modules and build the pinned tools once (Crossplane CLI v2.5.0, core v2.4.0, controller-gen,
 ## etcd v3.6.5, Kubernetes v1.34.4, KWOK v0.8.0) into a cache outside the repo; cold 20-40 min, warm seconds
@@ -39,9 +39,17 @@ test:
 	go vet ./...
 	go test -count=1 -timeout 45m ./...
 
-## render: run crossplane render on every example with the function on loopback
+## render: run crossplane render on every example with the function on loopback (the render test's own
+## code path: same function, flags and environment as the goldens); output in $(OUT)/render/<example>.yaml
 render:
-	hack/render.sh $(OUT)/render
+	go test ./test/render -count=1 -run 'TestRender$$' -out $(abspath $(OUT))/render
+
+## goldens: rewrite every golden file, in dependency order: the engine's rollout fixtures, the engine's
+## whole-response goldens (their requests are built from the fixtures), then the render goldens. Review the diff.
+goldens:
+	go test ./fn/engine -count=1 -run 'TestFixtures$$' -update
+	go test ./fn/engine -count=1 -run 'TestRunFunction$$' -update
+	go test ./test/render -count=1 -run 'TestRender$$' -update
 
 ## perf: the function against a no-op function-sdk-go floor over gRPC on loopback (p50/p99, calls/s, CPU per call,
 ## RSS, ratios), then the in-process benchmarks with -benchmem; PERF_FLAGS passes flags to test/perf/cmd/perf

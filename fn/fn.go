@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -18,22 +19,17 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
 )
 
-// Composite kinds this function composes.
-const (
-	KindEngine      = "XFireboltEngine"
-	KindEngineClass = "XFireboltEngineClass"
-	KindInstance    = "XFireboltInstance"
-)
-
 // A Composer composes one composite kind. It fills rsp (desired resources,
-// desired composite status, conditions, results, requirements, TTL) and
-// returns an error only for a real pipeline failure; anything a user can fix
-// belongs in a condition.
+// desired composite status, conditions, results, requirements, TTL) through
+// composite.Write and returns an error only for a real pipeline failure;
+// anything a user can fix belongs in a condition.
 type Composer interface {
-	Compose(ctx context.Context, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, cfg v1beta1.Resolved) error
+	Compose(ctx context.Context, call composite.Call, rsp *fnv1.RunFunctionResponse) error
 }
 
 // Function is the composition function.
@@ -47,7 +43,7 @@ type Function struct {
 // New returns the function with a composer for every kind. kube may be nil
 // (no cluster access); composers that need live signals then report that.
 func New(log logging.Logger, kube kubernetes.Interface) *Function {
-	return NewWithComposers(log, defaultComposers(log, kube))
+	return NewWithComposers(log, defaultComposers(kube))
 }
 
 // NewWithComposers returns the function with the given composers by kind.
@@ -109,15 +105,24 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 
 	c, ok := f.composers[kind]
 	if !ok {
-		response.Fatal(rsp, errors.Errorf("cannot compose %s %q: this function composes only %s, %s and %s",
-			kind, name, KindInstance, KindEngine, KindEngineClass))
+		response.Fatal(rsp, errors.Errorf("cannot compose %s %q: this function composes only %s", kind, name, composedKinds()))
 		return rsp, nil
 	}
-	if err := c.Compose(ctx, req, rsp, cfg); err != nil {
+	if err := c.Compose(ctx, composite.Call{Req: req, XR: oxr, Log: log, Config: cfg}, rsp); err != nil {
 		log.Info("Cannot compose", "error", err)
 		response.Fatal(rsp, errors.New(engine.BoundMessage(errors.Wrapf(err, "cannot compose %s %q", kind, name).Error())))
 		return rsp, nil
 	}
 	log.Debug("Composed")
 	return rsp, nil
+}
+
+// composedKinds lists the kinds of v1alpha1.Composites as a sentence.
+func composedKinds() string {
+	kinds := make([]string, len(v1alpha1.Composites))
+	for i, k := range v1alpha1.Composites {
+		kinds[i] = k.Kind
+	}
+	last := len(kinds) - 1
+	return strings.Join(kinds[:last], ", ") + " and " + kinds[last]
 }

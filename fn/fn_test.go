@@ -18,6 +18,8 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // recorder is a composer that records what it was given and answers with a
@@ -28,8 +30,8 @@ type recorder struct {
 	got  *v1beta1.Resolved
 }
 
-func (r *recorder) Compose(_ context.Context, _ *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, cfg v1beta1.Resolved) error {
-	r.got = &cfg
+func (r *recorder) Compose(_ context.Context, call composite.Call, rsp *fnv1.RunFunctionResponse) error {
+	r.got = &call.Config
 	if r.err != nil {
 		return r.err
 	}
@@ -66,20 +68,20 @@ func TestRunFunction(t *testing.T) {
 	}{
 		"DispatchesEngine": {
 			reason: "An XFireboltEngine goes to the engine composer, nothing else.",
-			req:    newRequest(KindEngine, ""),
-			ran:    KindEngine,
+			req:    newRequest(v1alpha1.XFireboltEngineKind, ""),
+			ran:    v1alpha1.XFireboltEngineKind,
 			want: &fnv1.RunFunctionResponse{
 				Meta:       &fnv1.ResponseMeta{Tag: "t", Ttl: durationpb.New(response.DefaultTTL)},
-				Conditions: []*fnv1.Condition{{Type: "ComposedBy", Status: fnv1.Status_STATUS_CONDITION_TRUE, Reason: KindEngine, Target: fnv1.Target_TARGET_COMPOSITE.Enum()}},
+				Conditions: []*fnv1.Condition{{Type: "ComposedBy", Status: fnv1.Status_STATUS_CONDITION_TRUE, Reason: v1alpha1.XFireboltEngineKind, Target: fnv1.Target_TARGET_COMPOSITE.Enum()}},
 			},
 		},
 		"DispatchesInstance": {
 			reason: "An XFireboltInstance goes to the instance composer.",
-			req:    newRequest(KindInstance, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input"}`),
-			ran:    KindInstance,
+			req:    newRequest(v1alpha1.XFireboltInstanceKind, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input"}`),
+			ran:    v1alpha1.XFireboltInstanceKind,
 			want: &fnv1.RunFunctionResponse{
 				Meta:       &fnv1.ResponseMeta{Tag: "t", Ttl: durationpb.New(response.DefaultTTL)},
-				Conditions: []*fnv1.Condition{{Type: "ComposedBy", Status: fnv1.Status_STATUS_CONDITION_TRUE, Reason: KindInstance, Target: fnv1.Target_TARGET_COMPOSITE.Enum()}},
+				Conditions: []*fnv1.Condition{{Type: "ComposedBy", Status: fnv1.Status_STATUS_CONDITION_TRUE, Reason: v1alpha1.XFireboltInstanceKind, Target: fnv1.Target_TARGET_COMPOSITE.Enum()}},
 			},
 		},
 		"UnknownKind": {
@@ -89,24 +91,24 @@ func TestRunFunction(t *testing.T) {
 		},
 		"UnknownInputField": {
 			reason: "Input is decoded strictly: a typo is a fatal result, not a silently ignored setting.",
-			req:    newRequest(KindEngine, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input","spec":{"stableTTl":"1m"}}`),
+			req:    newRequest(v1alpha1.XFireboltEngineKind, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input","spec":{"stableTTl":"1m"}}`),
 			want:   fatal(`cannot decode function input: strict decoding error: unknown field "spec.stableTTl"`),
 		},
 		"InvalidPodSecurityInput": {
 			reason: "An allow-list entry that could never match is a fatal result naming it.",
-			req:    newRequest(KindEngine, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input","spec":{"podSecurity":{"allowedHostPaths":["mnt/firebolt"]}}}`),
+			req:    newRequest(v1alpha1.XFireboltEngineKind, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input","spec":{"podSecurity":{"allowedHostPaths":["mnt/firebolt"]}}}`),
 			want:   fatal(`invalid function input: spec.podSecurity.allowedHostPaths[0]: Invalid value: "mnt/firebolt": must be an absolute, clean path such as /mnt/firebolt`),
 		},
 		"InvalidInput": {
 			reason: "Input that decodes but breaks a rule is a fatal result naming the field.",
-			req:    newRequest(KindEngine, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input","spec":{"metricScrapeMode":"Carrier"}}`),
+			req:    newRequest(v1alpha1.XFireboltEngineKind, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input","spec":{"metricScrapeMode":"Carrier"}}`),
 			want:   fatal(`invalid function input: spec.metricScrapeMode: Unsupported value: "Carrier": supported values: "ApiserverProxy", "PodIP"`),
 		},
 		"ComposerFails": {
 			reason:  "A composer's error is wrapped with the kind and name and becomes a fatal result.",
-			req:     newRequest(KindEngineClass, ""),
+			req:     newRequest(v1alpha1.XFireboltEngineClassKind, ""),
 			compErr: errors.New("boom"),
-			ran:     KindEngineClass,
+			ran:     v1alpha1.XFireboltEngineClassKind,
 			want:    fatal(`cannot compose XFireboltEngineClass "demo-x1": boom`),
 		},
 	}
@@ -114,7 +116,7 @@ func TestRunFunction(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			comps := map[string]*recorder{}
 			all := map[string]Composer{}
-			for _, k := range []string{KindEngine, KindEngineClass, KindInstance} {
+			for _, k := range []string{v1alpha1.XFireboltEngineKind, v1alpha1.XFireboltEngineClassKind, v1alpha1.XFireboltInstanceKind} {
 				comps[k] = &recorder{name: k, err: tc.compErr}
 				all[k] = comps[k]
 			}
@@ -137,9 +139,9 @@ func TestRunFunction(t *testing.T) {
 // TestDefaultInput shows that a Composition step without input composes
 // with the documented defaults rather than zero values.
 func TestDefaultInput(t *testing.T) {
-	r := &recorder{name: KindEngine}
-	f := NewWithComposers(logging.NewNopLogger(), map[string]Composer{KindEngine: r})
-	if _, err := f.RunFunction(context.Background(), newRequest(KindEngine, "")); err != nil {
+	r := &recorder{name: v1alpha1.XFireboltEngineKind}
+	f := NewWithComposers(logging.NewNopLogger(), map[string]Composer{v1alpha1.XFireboltEngineKind: r})
+	if _, err := f.RunFunction(context.Background(), newRequest(v1alpha1.XFireboltEngineKind, "")); err != nil {
 		t.Fatal(err)
 	}
 	want, err := (&v1beta1.Input{}).Resolve()
@@ -161,9 +163,9 @@ func TestDefaultInput(t *testing.T) {
 // (strings, quantities, durations, integers that arrive as JSON numbers)
 // reaches the composer with the values the user wrote.
 func TestInputDecoded(t *testing.T) {
-	r := &recorder{name: KindEngine}
-	f := NewWithComposers(logging.NewNopLogger(), map[string]Composer{KindEngine: r})
-	req := newRequest(KindEngine, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input","spec":{
+	r := &recorder{name: v1alpha1.XFireboltEngineKind}
+	f := NewWithComposers(logging.NewNopLogger(), map[string]Composer{v1alpha1.XFireboltEngineKind: r})
+	req := newRequest(v1alpha1.XFireboltEngineKind, `{"apiVersion":"firebolt.fn.crossplane.io/v1beta1","kind":"Input","spec":{
 		"images":{"engine":"registry.example/engine:v2"},
 		"engineResourceBounds":{"maxCPU":"8","maxMemory":"32Gi"},
 		"metricScrapeMode":"PodIP",

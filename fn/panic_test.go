@@ -16,15 +16,16 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 
-	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // panicker panics for the composite named bad, after writing a partial
 // response, and composes every other one.
 type panicker struct{ bad string }
 
-func (p panicker) Compose(_ context.Context, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, _ v1beta1.Resolved) error {
-	if req.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue() == p.bad {
+func (p panicker) Compose(_ context.Context, call composite.Call, rsp *fnv1.RunFunctionResponse) error {
+	if call.XR.Resource.GetName() == p.bad {
 		response.ConditionTrue(rsp, "HalfWritten", "Partial")
 		var m map[string]int
 		m["boom"]++ // A nil map write: the kind of bug a panic comes from.
@@ -54,8 +55,8 @@ func TestRunFunctionRecoversPanic(t *testing.T) {
 		logged = append(logged, args)
 	}, funcr.Options{}))
 	f := NewWithComposers(log, map[string]Composer{
-		KindEngine:   panicker{bad: "bad"},
-		KindInstance: &recorder{name: KindInstance},
+		v1alpha1.XFireboltEngineKind:   panicker{bad: "bad"},
+		v1alpha1.XFireboltInstanceKind: &recorder{name: v1alpha1.XFireboltInstanceKind},
 	})
 	composed := func(reason string) *fnv1.RunFunctionResponse {
 		return &fnv1.RunFunctionResponse{
@@ -70,18 +71,18 @@ func TestRunFunctionRecoversPanic(t *testing.T) {
 	}{
 		{
 			reason: "The panic is a Fatal result naming the composite; the half-written response is dropped.",
-			req:    named(KindEngine, "bad"),
+			req:    named(v1alpha1.XFireboltEngineKind, "bad"),
 			want:   fatal(`cannot compose XFireboltEngine "bad": the function panicked: assignment to entry in nil map`),
 		},
 		{
 			reason: "The next composite of the same kind composes.",
-			req:    named(KindEngine, "good"),
+			req:    named(v1alpha1.XFireboltEngineKind, "good"),
 			want:   composed("panicker"),
 		},
 		{
 			reason: "A composite of another kind composes.",
-			req:    named(KindInstance, "inst"),
-			want:   composed(KindInstance),
+			req:    named(v1alpha1.XFireboltInstanceKind, "inst"),
+			want:   composed(v1alpha1.XFireboltInstanceKind),
 		},
 	}
 	for _, c := range calls {

@@ -40,6 +40,41 @@ const (
 	FireboltInstanceKind    = "FireboltInstance"
 )
 
+// CompositeKind is one composite kind with every name it goes by.
+// +kubebuilder:object:generate=false
+type CompositeKind struct {
+	// Kind is the composite kind, Claim the claim kind users apply.
+	Kind, Claim string
+	// Plural is the composite's resource name; its XRD is
+	// apis/definitions/<Plural>.yaml.
+	Plural string
+	// Composition is the file under composition/ holding the Composition
+	// that composes it (the XRD's defaultCompositionRef).
+	Composition string
+}
+
+// XRD is the path of the kind's XRD relative to the repository root.
+func (k CompositeKind) XRD() string { return "apis/definitions/" + k.Plural + ".yaml" }
+
+// Composites is the table of composite kinds: the function dispatches on
+// it, hack/pkgstage generates a Composition for each, and the render
+// tooling finds each example's Composition and XRD in it.
+var Composites = []CompositeKind{
+	{Kind: XFireboltInstanceKind, Claim: FireboltInstanceKind, Plural: "xfireboltinstances", Composition: "instance.yaml"},
+	{Kind: XFireboltEngineKind, Claim: FireboltEngineKind, Plural: "xfireboltengines", Composition: "engine.yaml"},
+	{Kind: XFireboltEngineClassKind, Claim: FireboltEngineClassKind, Plural: "xfireboltengineclasses", Composition: "engineclass.yaml"},
+}
+
+// CompositeKindOf finds kind in Composites.
+func CompositeKindOf(kind string) (CompositeKind, bool) {
+	for _, k := range Composites {
+		if k.Kind == kind {
+			return k, true
+		}
+	}
+	return CompositeKind{}, false
+}
+
 var (
 	// SchemeBuilder registers this API's types with a scheme.
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)

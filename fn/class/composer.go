@@ -1,16 +1,15 @@
 // Package class composes a FireboltEngineClass. A class composes no
 // workload: its composer checks the template (condition Admissible) and
 // counts the engines that name it (status.boundEngines). Deletion
-// protection comes from the Usage each bound engine composes (Usage).
+// protection comes from the Usage each bound engine composes (engine.Usage).
 package class
 
 import (
 	"context"
 
-	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // Condition the composer publishes on the composite and the claim. The
@@ -27,20 +26,18 @@ const (
 const ReqEngines = "engines"
 
 // Composer composes XFireboltEngineClass composites.
-type Composer struct {
-	log logging.Logger
-}
+type Composer struct{}
 
 // New returns a Composer.
-func New(log logging.Logger) *Composer { return &Composer{log: log} }
+func New() *Composer { return &Composer{} }
 
 // Compose fills rsp with the class's status.
-func (c *Composer) Compose(_ context.Context, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, cfg v1beta1.Resolved) error {
-	in, err := read(req)
+func (c *Composer) Compose(_ context.Context, call composite.Call, rsp *fnv1.RunFunctionResponse) error {
+	in, err := read(call)
 	if err != nil {
 		return err
 	}
-	p := Compute(in, cfg)
-	c.log.Debug("Composed engine class", "boundEngines", p.Status.BoundEngines, "admissible", p.Ready)
-	return write(req, rsp, p)
+	p := Compute(in, call.Config)
+	call.Log.Debug("Composed engine class", "boundEngines", p.Status.BoundEngines, "admissible", p.Ready)
+	return write(call.Req, rsp, p)
 }

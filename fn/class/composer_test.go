@@ -16,6 +16,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn"
 	"github.com/firebolt-db/firebolt-crossplane/fn/class"
 )
@@ -81,9 +82,8 @@ func desired(observedGeneration int, bound []string, ready fnv1.Ready) *fnv1.Sta
 		names = []byte("[]")
 	}
 	return &fnv1.State{Composite: &fnv1.Resource{
-		Resource: resource.MustStructJSON(`{"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltEngineClass",
-			"status": {"observedGeneration": ` + strconv.Itoa(observedGeneration) + `, "boundEngines": ` + strconv.Itoa(len(bound)) + `, "boundEngineNames": ` + string(names) + `}}`),
-		Ready: ready,
+		Resource: resource.MustStructJSON(`{"status": {"observedGeneration": ` + strconv.Itoa(observedGeneration) + `, "boundEngines": ` + strconv.Itoa(len(bound)) + `, "boundEngineNames": ` + string(names) + `}}`),
+		Ready:    ready,
 	}}
 }
 
@@ -204,7 +204,7 @@ func TestRunFunction(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			log := logging.NewNopLogger()
-			f := fn.NewWithComposers(log, map[string]fn.Composer{fn.KindEngineClass: class.New(log)})
+			f := fn.NewWithComposers(log, map[string]fn.Composer{v1alpha1.XFireboltEngineClassKind: class.New()})
 			rsp, err := f.RunFunction(context.Background(), tc.req)
 			if err != nil {
 				t.Fatal(err)
@@ -216,24 +216,26 @@ func TestRunFunction(t *testing.T) {
 	}
 }
 
+// TestRunFunctionWithoutClaim: engines name a class by its claim, so
+// without claim labels nothing can be counted. Like every composer, the
+// class keeps what it published and says why in a condition, rather than
+// failing the pipeline.
 func TestRunFunctionWithoutClaim(t *testing.T) {
 	log := logging.NewNopLogger()
-	f := fn.NewWithComposers(log, map[string]fn.Composer{fn.KindEngineClass: class.New(log)})
+	f := fn.NewWithComposers(log, map[string]fn.Composer{v1alpha1.XFireboltEngineClassKind: class.New()})
 	req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(
-		`{"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltEngineClass", "metadata": {"name": "standard-9d2kw"}, "spec": {"template": {}}}`)}}}
+		`{"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltEngineClass", "metadata": {"name": "standard-9d2kw"}, "spec": {"template": {}},
+		"status": {"observedGeneration": 2, "boundEngines": 1, "boundEngineNames": ["a"]}}`)}}}
 	rsp, err := f.RunFunction(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := &fnv1.RunFunctionResponse{
-		Meta: &fnv1.ResponseMeta{Ttl: durationpb.New(time.Minute)},
-		Results: []*fnv1.Result{{
-			Severity: fnv1.Severity_SEVERITY_FATAL,
-			Message:  `cannot compose XFireboltEngineClass "standard-9d2kw": composite has no crossplane.io/claim-name and crossplane.io/claim-namespace labels: engines name a class by its FireboltEngineClass claim, so apply a FireboltEngineClass claim instead of an XFireboltEngineClass`,
-			Target:   fnv1.Target_TARGET_COMPOSITE.Enum(),
-		}},
+		Meta:       &fnv1.ResponseMeta{Ttl: durationpb.New(time.Minute)},
+		Desired:    desired(2, []string{"a"}, fnv1.Ready_READY_FALSE),
+		Conditions: cond(fnv1.Status_STATUS_CONDITION_FALSE, "ClaimLabelsMissing", "composite standard-9d2kw has no crossplane.io/claim-name and crossplane.io/claim-namespace labels: create engine classes through a FireboltEngineClass claim"),
 	}
 	if diff := cmp.Diff(want, rsp, protocmp.Transform()); diff != "" {
-		t.Errorf("a class without a claim is a fatal error: -want, +got:\n%s", diff)
+		t.Errorf("a class without claim labels keeps its status and says why: -want, +got:\n%s", diff)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -12,16 +12,18 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
 )
 
 // Plan is what compute decides.
 type Plan struct {
-	Status      v1alpha1.FireboltEngineClassStatus
-	Condition   Condition
-	Warning     string // an event, only on a transition to not admissible
-	Ready       bool
-	TTL         time.Duration
+	Status    v1alpha1.FireboltEngineClassStatus
+	Condition Condition
+	Warning   string // an event, only on a transition to not admissible
+	Ready     bool
+	TTL       time.Duration
+	// Requirement lists the namespace's engines; nil without a claim.
 	Requirement *fnv1.ResourceSelector
 	// Claim asks for the class's own claim, for its generation.
 	Claim *fnv1.ResourceSelector
@@ -29,6 +31,15 @@ type Plan struct {
 
 // Compute decides the class's status. It is pure.
 func Compute(in Inputs, cfg v1beta1.Resolved) Plan {
+	if in.Claim == "" {
+		// Engines name a class by its claim: without one nothing can be
+		// counted, so the published status stays as it is.
+		return Plan{
+			TTL:       cfg.StableTTL,
+			Status:    in.XR.Status,
+			Condition: composite.ClaimLabelsMissing(TypeAdmissible, in.XR.Name, "engine classes", v1alpha1.FireboltEngineClassKind),
+		}
+	}
 	p := Plan{
 		TTL:         cfg.StableTTL,
 		Requirement: EnginesSelector(in.Namespace),
@@ -53,14 +64,14 @@ func Compute(in Inputs, cfg v1beta1.Resolved) Plan {
 
 	errs := podtemplate.Validate(&in.XR.Spec.Template, podtemplate.EngineRules, field.NewPath("spec", "template"))
 	if len(errs) == 0 {
-		p.Condition = Condition{Type: TypeAdmissible, Status: corev1.ConditionTrue, Reason: ReasonAdmissible,
+		p.Condition = Condition{Type: TypeAdmissible, Status: metav1.ConditionTrue, Reason: ReasonAdmissible,
 			Message: "spec.template sets no operator-owned field"}
 		p.Ready = true
 		p.Status.ObservedGeneration = observed(in, true)
 		return p
 	}
 	p.Status.ObservedGeneration = observed(in, false)
-	p.Condition = Condition{Type: TypeAdmissible, Status: corev1.ConditionFalse, Reason: ReasonOperatorOwnedFieldSet,
+	p.Condition = Condition{Type: TypeAdmissible, Status: metav1.ConditionFalse, Reason: ReasonOperatorOwnedFieldSet,
 		Message: podtemplate.Rejected("spec.template", errs)}
 	if old := in.Admissible; old == nil || old.Reason != p.Condition.Reason || old.Status != p.Condition.Status {
 		p.Warning = p.Condition.Message

@@ -1,30 +1,22 @@
 package class
 
 import (
-	"encoding/json"
-
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	xperrors "github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
-)
-
-// Claim labels Crossplane puts on a composite that has a claim.
-const (
-	labelClaimName      = "crossplane.io/claim-name"
-	labelClaimNamespace = "crossplane.io/claim-namespace"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // Inputs is what compute needs, decoded from the request.
 type Inputs struct {
 	// XR is the observed composite.
 	XR v1alpha1.XFireboltEngineClass
-	// Claim and Namespace identify the class as engines name it.
+	// Claim and Namespace identify the class as engines name it; empty
+	// when the composite has no claim labels.
 	Claim     string
 	Namespace string
 	// Engines are the namespace's FireboltEngine claims; EnginesResolved
@@ -48,45 +40,28 @@ type Engine struct {
 }
 
 // Condition is a status condition as compute sees it.
-type Condition struct {
-	Type    string                 `json:"type"`
-	Status  corev1.ConditionStatus `json:"status"`
-	Reason  string                 `json:"reason"`
-	Message string                 `json:"message,omitempty"`
-}
+type Condition = composite.Condition
 
-func read(req *fnv1.RunFunctionRequest) (Inputs, error) {
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
-		return Inputs{}, xperrors.Wrap(err, "cannot get observed composite resource")
-	}
+func read(c composite.Call) (Inputs, error) {
 	in := Inputs{}
-	var conds struct {
-		Status struct {
-			Conditions []Condition `json:"conditions"`
-		} `json:"status"`
-	}
-	if err := fromMap(oxr.Resource.UnstructuredContent(), &in.XR, &conds); err != nil {
+	if err := composite.Decode(c.XR.Resource.UnstructuredContent(), &in.XR); err != nil {
 		return Inputs{}, xperrors.Wrap(err, "cannot decode XFireboltEngineClass")
 	}
-	for i := range conds.Status.Conditions {
-		if conds.Status.Conditions[i].Type == TypeAdmissible {
-			in.Admissible = &conds.Status.Conditions[i]
-		}
+	in.Admissible = composite.ConditionOf(c.XR.Resource.UnstructuredContent(), TypeAdmissible)
+	claim := composite.ClaimOf(c.XR)
+	if !claim.Known() {
+		return in, nil
 	}
-	l := oxr.Resource.GetLabels()
-	in.Claim, in.Namespace = l[labelClaimName], l[labelClaimNamespace]
-	if in.Claim == "" || in.Namespace == "" {
-		return Inputs{}, xperrors.Errorf("composite has no %s and %s labels: engines name a class by its FireboltEngineClass claim, so apply a FireboltEngineClass claim instead of an XFireboltEngineClass", labelClaimName, labelClaimNamespace)
-	}
+	in.Claim, in.Namespace = claim.Name, claim.Namespace
 
-	if in.ClaimGen, err = claimgen.Read(req, in.Claim, in.XR.Spec); err != nil {
+	var err error
+	if in.ClaimGen, err = claimgen.Read(c.Req, in.Claim, in.XR.Spec); err != nil {
 		return Inputs{}, err
 	}
 
-	items, resolved, err := request.GetRequiredResource(req, ReqEngines)
+	items, resolved, err := composite.Required(c.Req, ReqEngines, "FireboltEngine claims")
 	if err != nil {
-		return Inputs{}, xperrors.Wrap(err, "cannot get required FireboltEngine claims")
+		return Inputs{}, err
 	}
 	in.EnginesResolved = resolved
 	for _, it := range items {
@@ -109,19 +84,4 @@ func EnginesSelector(namespace string) *fnv1.ResourceSelector {
 		Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{}},
 		Namespace:  &namespace,
 	}
-}
-
-// fromMap decodes unstructured content into typed values through JSON,
-// which also turns the float64 numbers of a protobuf Struct into integers.
-func fromMap(m map[string]any, into ...any) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	for _, v := range into {
-		if err := json.Unmarshal(b, v); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -100,8 +100,8 @@ func requestIn(t testing.TB, replicas int, phase v1alpha1.EnginePhase) *fnv1.Run
 }
 
 func benchmarkFunction(b *testing.B, req *fnv1.RunFunctionRequest, prober engine.DrainProber, wantPhase string) {
-	c := engine.New(logging.NewNopLogger(), prober, engine.NewEventLister(nil), engine.WithClock(func() time.Time { return responseClock }))
-	f := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{fn.KindEngine: c})
+	c := engine.New(prober, engine.NewEventLister(nil), engine.WithClock(func() time.Time { return responseClock }))
+	f := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{v1alpha1.XFireboltEngineKind: c})
 	rsp, err := f.RunFunction(context.Background(), req)
 	if err != nil {
 		b.Fatal(err)
@@ -152,8 +152,8 @@ func TestProberScrapesThroughTheAPIServer(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			srv := fakeAPIServer(t, simNamespace, 5, 0, tc.busy)
 			req := requestIn(t, 5, v1alpha1.EnginePhaseDraining)
-			c := engine.New(logging.NewNopLogger(), engine.NewProber(kubeFor(t, srv)), nil, engine.WithClock(func() time.Time { return responseClock }))
-			f := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{fn.KindEngine: c})
+			c := engine.New(engine.NewProber(kubeFor(t, srv)), nil, engine.WithClock(func() time.Time { return responseClock }))
+			f := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{v1alpha1.XFireboltEngineKind: c})
 			rsp, err := f.RunFunction(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)

@@ -7,12 +7,11 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // Composer composes XFireboltEngine composites: read, compute, write.
 type Composer struct {
-	log    logging.Logger
 	prober DrainProber
 	events EventLister
 	now    func() time.Time
@@ -29,8 +28,8 @@ func WithClock(now func() time.Time) Option {
 // New returns the engine composer. prober runs drain checks and events
 // lists StatefulSet Warning events; either may be nil, in which case a drain
 // check reports that it did not run and no events are read.
-func New(log logging.Logger, prober DrainProber, events EventLister, o ...Option) *Composer {
-	c := &Composer{log: log, prober: prober, events: events, now: time.Now}
+func New(prober DrainProber, events EventLister, o ...Option) *Composer {
+	c := &Composer{prober: prober, events: events, now: time.Now}
 	for _, fn := range o {
 		fn(c)
 	}
@@ -39,21 +38,21 @@ func New(log logging.Logger, prober DrainProber, events EventLister, o ...Option
 
 // Compose composes one XFireboltEngine. It returns an error only for a
 // request it cannot decode or a response it cannot encode.
-func (c *Composer) Compose(ctx context.Context, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, cfg v1beta1.Resolved) error {
-	in, err := Read(req, cfg)
+func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.RunFunctionResponse) error {
+	in, err := Read(call)
 	if err != nil {
 		return err
 	}
-	sig := c.gather(ctx, in)
+	sig := c.gather(ctx, call.Log, in)
 	p := Compute(in, sig, c.now())
-	c.log.Debug("Composed engine", "engine", in.Engine, "namespace", in.Namespace,
+	call.Log.Debug("Composed engine", "engine", in.Engine, "namespace", in.Namespace,
 		"phase", p.Status.Phase, "currentGeneration", p.Status.CurrentGeneration,
 		"activeGeneration", p.Status.ActiveGeneration, "resources", len(p.Resources), "ttl", p.TTL.String())
-	return Write(req, rsp, p)
+	return Write(call.Req, rsp, p)
 }
 
 // gather reads the live signals this call needs, and no others.
-func (c *Composer) gather(ctx context.Context, in Inputs) Signals {
+func (c *Composer) gather(ctx context.Context, log logging.Logger, in Inputs) Signals {
 	var sig Signals
 	if d, ok := dueDrainCheck(in); ok && c.prober != nil {
 		v := c.prober.Drain(ctx, d.Namespace, d.Selector, d.Options)
@@ -63,7 +62,7 @@ func (c *Composer) gather(ctx context.Context, in Inputs) Signals {
 		events, err := c.events.Warnings(ctx, in.Namespace, s.UID)
 		if err != nil {
 			// Best effort: the diagnostic must never fail the call.
-			c.log.Debug("Cannot list StatefulSet Warning events", "statefulSet", s.Name, "error", err)
+			log.Debug("Cannot list StatefulSet Warning events", "statefulSet", s.Name, "error", err)
 		} else {
 			sig.Warning = latestWarning(s.Name, events)
 		}

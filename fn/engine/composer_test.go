@@ -22,6 +22,7 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
@@ -157,8 +158,8 @@ func TestRunFunction(t *testing.T) {
 			}
 			before := proto.Clone(req)
 			prober := &fixedProber{verdict: tc.verdict}
-			c := engine.New(logging.NewNopLogger(), prober, fixedEvents{tc.events}, engine.WithClock(func() time.Time { return responseClock }))
-			f := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{fn.KindEngine: c})
+			c := engine.New(prober, fixedEvents{tc.events}, engine.WithClock(func() time.Time { return responseClock }))
+			f := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{v1alpha1.XFireboltEngineKind: c})
 
 			got, err := f.RunFunction(context.Background(), req)
 			if err != nil {

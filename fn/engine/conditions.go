@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // Condition types. Crossplane reserves Ready and Synced, so the original's
@@ -40,7 +41,7 @@ const (
 	ReasonTemplateRejected       = "TemplateRejected"
 	ReasonResourceBoundsExceeded = "ResourceBoundsExceeded"
 	ReasonLimitExceeded          = "LimitExceeded"
-	ReasonClaimLabelsMissing     = "ClaimLabelsMissing"
+	ReasonClaimLabelsMissing     = composite.ReasonClaimLabelsMissing
 	ReasonStatefulSetWarning     = "StatefulSetWarning"
 )
 

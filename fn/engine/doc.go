@@ -12,12 +12,14 @@
 //     itself for its generation (fn/claimgen), the function input), and,
 //     only when the phase needs them, live Signals: the drain verdict of the
 //     draining generation and the Warning events of a stuck StatefulSet.
-//   - compute (phase.go and the files it calls): Compute is pure. It decides
-//     every transition in one place, renders the current generation,
-//     reproduces older generations from their recorded renderings, and
-//     returns a Plan: desired objects and their readiness, the complete next
-//     status, conditions, events, requirements and the requeue TTL.
-//   - write (write.go): the Plan becomes the RunFunctionResponse.
+//   - compute (phase.go and the files it calls): Compute is pure. It
+//     decides every transition in one place, renders the current
+//     generation, reproduces older generations from their recorded
+//     renderings, and returns a Plan (assembled in plan.go): desired objects
+//     and their readiness, the complete next status, conditions, events,
+//     requirements and the requeue TTL.
+//   - write (write.go): the Plan becomes the RunFunctionResponse through
+//     composite.Write, the write tail every composer shares.
 //
 // Crossplane deletes every composed resource missing from the desired state
 // and keeps the first name it saw for a composition-resource-name. So every

@@ -15,7 +15,6 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
-	"github.com/firebolt-db/firebolt-crossplane/fn/class"
 )
 
 var testNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -213,7 +212,7 @@ func route(ready bool) map[resource.Name]bool {
 
 // usage is the Usage of class c that an engine naming it composes.
 func usage(c string, ready bool) map[resource.Name]bool {
-	return map[resource.Name]bool{class.UsageResourceName(c): ready}
+	return map[resource.Name]bool{UsageResourceName(c): ready}
 }
 
 func intp(i int) *int { return &i }

@@ -3,17 +3,15 @@ package engine
 import (
 	"encoding/json"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/errors"
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // Names of the requirements the composer asks Crossplane for.
@@ -90,22 +88,19 @@ type ClassRef struct {
 	Err          string
 }
 
-// Read decodes the request into Inputs. It fails only on a request that
+// Read decodes the call into Inputs. It fails only on a request that
 // cannot be decoded at all; anything a user can fix becomes a condition in
 // Compute.
-func Read(req *fnv1.RunFunctionRequest, cfg v1beta1.Resolved) (Inputs, error) {
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
-		return Inputs{}, errors.Wrap(err, "cannot get observed composite resource")
-	}
-	u := oxr.Resource
+func Read(c composite.Call) (Inputs, error) {
+	u := c.XR.Resource
+	claim := composite.ClaimOf(c.XR)
 	in := Inputs{
 		// Numbers decoded from protobuf are float64, which the typed
 		// unstructured getters read as absent.
 		Composite: CompositeMeta{Name: u.GetName(), UID: string(u.GetUID())},
-		Engine:    u.GetLabels()[LabelClaimName],
-		Namespace: u.GetLabels()[LabelClaimNamespace],
-		Config:    cfg,
+		Engine:    claim.Name,
+		Namespace: claim.Namespace,
+		Config:    c.Config,
 	}
 	if err := decodeField(u.Object, "spec", &in.Spec); err != nil {
 		return Inputs{}, errors.Wrap(err, "cannot decode composite spec")
@@ -114,48 +109,48 @@ func Read(req *fnv1.RunFunctionRequest, cfg v1beta1.Resolved) (Inputs, error) {
 		return Inputs{}, errors.Wrap(err, "cannot decode composite status")
 	}
 	in.Renderings = decodeRecordings(in.Engine, in.Namespace, in.Config.PodSecurity, in.Status.Renderings)
-	in.RenderingsVerified = observedCondition(u.Object, TypeRenderingsVerified)
+	in.RenderingsVerified = composite.ConditionOf(u.Object, TypeRenderingsVerified)
 
-	ocds, err := request.GetObservedComposedResources(req)
+	ocds, err := composite.ObservedComposed(c.Req)
 	if err != nil {
-		return Inputs{}, errors.Wrap(err, "cannot get observed composed resources")
+		return Inputs{}, err
 	}
 	in.Observed = make(map[resource.Name]*unstructured.Unstructured, len(ocds))
 	for n, o := range ocds {
-		in.Observed[n] = &unstructured.Unstructured{Object: o.Resource.UnstructuredContent()}
+		in.Observed[n] = &unstructured.Unstructured{Object: o.UnstructuredContent()}
 	}
 
 	if in.Engine != "" {
-		if in.Claim, err = claimgen.Read(req, in.Engine, in.Spec); err != nil {
+		if in.Claim, err = claimgen.Read(c.Req, in.Engine, in.Spec); err != nil {
 			return Inputs{}, err
 		}
 	}
 
 	in.Instance.Name = in.Spec.InstanceRef
-	items, resolved, err := request.GetRequiredResource(req, RequirementInstance)
+	obj, resolved, err := composite.RequiredNamed(c.Req, RequirementInstance, v1alpha1.FireboltInstanceKind, in.Instance.Name)
 	if err != nil {
-		return Inputs{}, errors.Wrap(err, "cannot get required FireboltInstance")
+		return Inputs{}, err
 	}
 	in.Instance.Resolved = resolved
-	if obj := match(items, in.Instance.Name); obj != nil {
+	if obj != nil {
 		in.Instance.Found = true
-		if err := decodeField(obj.Object, "spec", &in.Instance.Spec); err != nil {
+		if err := composite.DecodeField(obj.Object, "spec", &in.Instance.Spec); err != nil {
 			in.Instance.Err = "cannot decode its spec: " + err.Error()
-		} else if err := decodeField(obj.Object, "status", &in.Instance.Status); err != nil {
+		} else if err := composite.DecodeField(obj.Object, "status", &in.Instance.Status); err != nil {
 			in.Instance.Err = "cannot decode its status: " + err.Error()
 		}
 	}
 
 	if in.Spec.EngineClassRef != nil {
 		in.Class.Name = *in.Spec.EngineClassRef
-		items, resolved, err := request.GetRequiredResource(req, RequirementClass)
+		obj, resolved, err := composite.RequiredNamed(c.Req, RequirementClass, v1alpha1.FireboltEngineClassKind, in.Class.Name)
 		if err != nil {
-			return Inputs{}, errors.Wrap(err, "cannot get required FireboltEngineClass")
+			return Inputs{}, err
 		}
 		in.Class.Resolved = resolved
-		if obj := match(items, in.Class.Name); obj != nil {
+		if obj != nil {
 			in.Class.Found = true
-			if err := decodeField(obj.Object, "spec", &in.Class.Spec); err != nil {
+			if err := composite.DecodeField(obj.Object, "spec", &in.Class.Spec); err != nil {
 				in.Class.Err = "cannot decode its spec: " + err.Error()
 			}
 			// Only for a Usage's message: an undecodable list is no list.
@@ -165,20 +160,8 @@ func Read(req *fnv1.RunFunctionRequest, cfg v1beta1.Resolved) (Inputs, error) {
 	return in, nil
 }
 
-// match picks the required object with the wanted name. Crossplane matches
-// by name, but a requirement from an earlier call (the reference changed in
-// between) may still be what the request carries.
-func match(items []resource.Required, name string) *unstructured.Unstructured {
-	for _, it := range items {
-		if it.Resource != nil && it.Resource.GetName() == name {
-			return it.Resource
-		}
-	}
-	return nil
-}
-
-// decodeField decodes obj[key] into out through JSON, ignoring fields out
-// does not know (Crossplane's own spec fields, conditions).
+// decodeField decodes obj[key] into out as composite.DecodeField does,
+// through a reused scratch buffer: the status is decoded on every call.
 func decodeField(obj map[string]any, key string, out any) error {
 	v, ok := obj[key]
 	if !ok || v == nil {
@@ -190,19 +173,4 @@ func decodeField(obj map[string]any, key string, out any) error {
 	}
 	defer done()
 	return json.Unmarshal(b, out)
-}
-
-// observedCondition reads one condition of the observed composite's
-// status; nil when it is absent or unreadable.
-func observedCondition(obj map[string]any, typ string) *Condition {
-	cs, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
-	for _, c := range cs {
-		m, ok := c.(map[string]any)
-		if !ok || m["type"] != typ {
-			continue
-		}
-		str := func(k string) string { v, _ := m[k].(string); return v }
-		return &Condition{Type: typ, Status: metav1.ConditionStatus(str("status")), Reason: str("reason"), Message: str("message")}
-	}
-	return nil
 }

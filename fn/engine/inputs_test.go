@@ -6,10 +6,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
@@ -124,7 +127,7 @@ func TestRead(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			in, err := Read(tc.req, testConfig(t))
+			in, err := Read(callFor(t, tc.req))
 			if err != nil {
 				t.Fatalf("Read: %v", err)
 			}
@@ -150,7 +153,7 @@ func TestReadRejectsAnUndecodableSpec(t *testing.T) {
 		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltEngine",
 		"metadata": map[string]any{"name": "demo-x"}, "spec": map[string]any{"replicas": "two"},
 	})}}}
-	if _, err := Read(req, testConfig(t)); err == nil {
+	if _, err := Read(callFor(t, req)); err == nil {
 		t.Error("Read of a spec with replicas \"two\": want an error, got none")
 	}
 }
@@ -177,4 +180,14 @@ func TestParseResourceName(t *testing.T) {
 			t.Errorf("parseResourceName(%q): -want, +got:\n%s", n, diff)
 		}
 	}
+}
+
+// callFor decodes the observed composite as the dispatcher does.
+func callFor(t *testing.T, req *fnv1.RunFunctionRequest) composite.Call {
+	t.Helper()
+	oxr, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return composite.Call{Req: req, XR: oxr, Log: logging.NewNopLogger(), Config: testConfig(t)}
 }

@@ -59,10 +59,10 @@ type sizeRollout struct {
 
 func newSizeRollout(t testing.TB, name string, replicas int64, status map[string]any) *sizeRollout {
 	t.Helper()
-	c := engine.New(logging.NewNopLogger(), nil, nil, engine.WithClock(func() time.Time { return responseClock }))
+	c := engine.New(nil, nil, engine.WithClock(func() time.Time { return responseClock }))
 	return &sizeRollout{
 		t: t,
-		f: fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{fn.KindEngine: c}),
+		f: fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{v1alpha1.XFireboltEngineKind: c}),
 		xr: map[string]any{
 			"apiVersion": "compute.firebolt.io/v1alpha1",
 			"kind":       "XFireboltEngine",

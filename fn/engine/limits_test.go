@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
-	"github.com/firebolt-db/firebolt-crossplane/fn/class"
 )
 
 // nameProblems renders every object an engine of this name composes, at
@@ -67,7 +66,7 @@ func nameProblems(t *testing.T, engine string) []string {
 	check("routing Service", name, validation.IsDNS1035Label(name))
 	labels("routing Service", svc, meta, []string{"spec", "selector"})
 
-	u := class.Usage(ns, engine, strings.Repeat("c", validation.DNS1123LabelMaxLength), nil)
+	u := Usage(ns, engine, strings.Repeat("c", validation.DNS1123LabelMaxLength), nil)
 	check("Usage", u.GetName(), validation.IsDNS1123Subdomain(u.GetName()))
 	labels("Usage", u.Object, meta)
 	return problems

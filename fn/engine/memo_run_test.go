@@ -24,8 +24,8 @@ import (
 // concurrent call.
 func TestConcurrentCallsGetTheirOwnAnswers(t *testing.T) {
 	newFn := func() *fn.Function {
-		c := engine.New(logging.NewNopLogger(), engine.NewProber(nil), nil, engine.WithClock(func() time.Time { return responseClock }))
-		return fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{fn.KindEngine: c})
+		c := engine.New(engine.NewProber(nil), nil, engine.WithClock(func() time.Time { return responseClock }))
+		return fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{v1alpha1.XFireboltEngineKind: c})
 	}
 	reqs := []*fnv1.RunFunctionRequest{
 		requestIn(t, 2, v1alpha1.EnginePhaseStable),

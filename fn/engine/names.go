@@ -7,28 +7,21 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
-	"github.com/firebolt-db/firebolt-crossplane/fn/class"
+	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 )
 
 // Labels the engine's objects carry. The generation label is what the
 // routing Service selects on, so cutover is a change of one label value.
 const (
-	LabelEngine     = class.LabelEngine
+	LabelEngine     = contract.LabelEngine
 	LabelGeneration = "firebolt.io/generation"
 )
 
 // Annotations on a generation's StatefulSet, as the original stamped them.
 const (
-	AnnotationMetadataOverride   = "firebolt.io/metadata-override"
-	AnnotationCustomConfigHash   = "firebolt.io/custom-engine-config-hash"
-	AnnotationEngineClassHash    = "firebolt.io/engine-class-hash"
-	annotationLastAppliedKubectl = "kubectl.kubernetes.io/last-applied-configuration"
-)
-
-// Labels Crossplane puts on the composite for its claim.
-const (
-	LabelClaimName      = "crossplane.io/claim-name"
-	LabelClaimNamespace = "crossplane.io/claim-namespace"
+	AnnotationMetadataOverride = "firebolt.io/metadata-override"
+	AnnotationCustomConfigHash = "firebolt.io/custom-engine-config-hash"
+	AnnotationEngineClassHash  = "firebolt.io/engine-class-hash"
 )
 
 // Composition-resource-name suffixes of a generation's objects, and the key
@@ -79,7 +72,7 @@ func parseResourceName(n resource.Name) (int, string, bool) {
 func statefulSetName(engine string, gen int) string { return engine + "-g" + strconv.Itoa(gen) }
 func headlessName(engine string, gen int) string    { return statefulSetName(engine, gen) + "-hl" }
 func configMapName(engine string, gen int) string   { return statefulSetName(engine, gen) + "-config" }
-func routingServiceName(engine string) string       { return engine + "-service" }
+func routingServiceName(engine string) string       { return contract.RoutingService(engine) }
 
 // generationLabels are the labels of every object of one generation, and
 // the selector of its pods.

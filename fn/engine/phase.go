@@ -1,18 +1,10 @@
 package engine
 
 import (
-	"bytes"
 	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/crossplane/function-sdk-go/resource"
-
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
-	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
-	"github.com/firebolt-db/firebolt-crossplane/fn/class"
 )
 
 // Requeue intervals. Progress never waits on a slow poll: a pass that
@@ -299,10 +291,8 @@ func (m *machine) draining() {
 	switch {
 	case m.in.Observed[resourceName(*d, suffixStatefulSet)] == nil:
 		why = "its StatefulSet is gone"
-	case m.policy.Rollout == v1alpha1.RolloutRecreate:
-		why = "rollout is recreate"
-	case !m.policy.DrainCheckEnabled:
-		why = "the drain check is disabled"
+	case m.policy.drainSkipped() != "":
+		why = m.policy.drainSkipped()
 	case m.sig.Drain != nil && m.sig.Drain.Drained:
 		why = "no pod serves queries"
 	}
@@ -420,223 +410,6 @@ func (m *machine) pods(gen int) podsState {
 
 func (m *machine) event(s Severity, reason, msg string) {
 	m.results = append(m.results, Result{Severity: s, Reason: reason, Message: BoundMessage(msg)})
-}
-
-// plan assembles the call's Plan from the decision.
-func (m *machine) plan(now time.Time) Plan {
-	p := Plan{
-		Resources:    map[resource.Name]DesiredObject{},
-		Results:      m.results,
-		TTL:          m.ttl,
-		Requirements: requirements(m.in),
-	}
-
-	keep := map[int]Recording{}
-	unrecorded := false
-	for gen, mode := range m.emit {
-		rec, hasRec := m.in.Renderings[gen]
-		hasRec = hasRec && rec.usable()
-		if hasRec && gen != m.abandoned {
-			keep[gen] = rec
-		}
-		for _, s := range generationSuffixes {
-			name := resourceName(gen, s)
-			obs := m.in.Observed[name]
-			if mode == emitExisting && obs == nil {
-				continue
-			}
-			var obj map[string]any
-			switch {
-			case hasRec:
-				obj = deepCopy(rec.Objects.bySuffix(s))
-			case obs != nil:
-				obj = sanitized(obs)
-				unrecorded = true
-			default:
-				continue
-			}
-			p.Resources[name] = DesiredObject{Object: obj, Ready: m.objectReady(gen, s, obs)}
-		}
-	}
-	for gen, rec := range m.recorded {
-		keep[gen] = rec.encoded()
-	}
-	if gen, ok := m.routing(); ok {
-		obs := m.in.Observed[RoutingServiceKey]
-		p.Resources[RoutingServiceKey] = DesiredObject{Object: RenderRoutingService(m.in.Engine, m.in.Namespace, gen), Ready: obs != nil}
-	}
-	if name, u, ok := classUsage(m.in); ok {
-		p.Resources[name] = u
-	}
-
-	m.next.Renderings = statusRenderings(keep)
-	m.next.ObservedGeneration = claimgen.Observed(m.in.Status.ObservedGeneration, m.in.Claim, m.inEffect)
-	p.Status = withLastReconciled(m.in.Status, m.next, now)
-
-	ready := engineReady(m.readyFacts())
-	p.Conditions = []Condition{ready, instanceReady(m.instance)}
-	if c, ok := renderingsVerified(m.in, unrecorded); ok {
-		p.Conditions = append(p.Conditions, c)
-		if c.Reason == ReasonRecordingRejected && c.Message != valueOf(m.in.RenderingsVerified).Message {
-			p.Results = append(p.Results, Result{Severity: SeverityWarning, Reason: ReasonRecordingRejected, Message: c.Message})
-		}
-	}
-	p.Ready = ready.Status == metav1.ConditionTrue
-	return p
-}
-
-// renderingsVerified is the RenderingsVerified condition: False while a
-// rejected recording is in effect, that is on the call that rejects it and
-// for as long as a generation is still reproduced from its observed objects
-// (the rejected recording itself leaves the status at once). It is reported
-// True again afterwards, and not at all by an engine that never had a
-// recording rejected.
-func renderingsVerified(in Inputs, unrecorded bool) (Condition, bool) {
-	if msg := rejectedRecordings(in.Renderings); msg != "" {
-		return Condition{Type: TypeRenderingsVerified, Status: metav1.ConditionFalse, Reason: ReasonRecordingRejected, Message: msg}, true
-	}
-	prev := in.RenderingsVerified
-	if prev == nil {
-		return Condition{}, false
-	}
-	if prev.Status == metav1.ConditionFalse && prev.Reason == ReasonRecordingRejected && unrecorded {
-		return Condition{Type: TypeRenderingsVerified, Status: metav1.ConditionFalse, Reason: ReasonRecordingRejected,
-			Message: BoundMessage(prev.Message)}, true
-	}
-	return Condition{Type: TypeRenderingsVerified, Status: metav1.ConditionTrue, Reason: ReasonRenderingsVerified,
-		Message: "every generation is reproduced from a verified recording"}, true
-}
-
-func valueOf[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
-
-func (m *machine) objectReady(gen int, suffix string, obs *unstructured.Unstructured) bool {
-	if suffix == suffixStatefulSet {
-		return m.pods(gen).Ready
-	}
-	return obs != nil
-}
-
-func (m *machine) readyFacts() readyFacts {
-	f := readyFacts{
-		Phase:        m.next.Phase,
-		Initializing: m.in.Status.Phase == "",
-		Gated:        m.gatedPhase,
-		Instance:     m.instance,
-		ClassProblem: m.classProblem,
-		Rejection:    m.rejection,
-		DrainFailing: m.drainMsg,
-		Active:       m.next.ActiveGeneration,
-	}
-	if d := m.in.Status.DrainingGeneration; d != nil {
-		f.DrainingGen = *d
-	}
-	if f.Active >= 0 {
-		f.ActivePods = m.pods(f.Active)
-	}
-	if _, stuck := dueWarningLookup(m.in); stuck && m.sig.Warning != nil {
-		f.Warning = m.sig.Warning
-	}
-	return f
-}
-
-// withLastReconciled stamps lastReconciled when the status changes and
-// keeps it otherwise. A status that changes on every call would be a
-// status write on every call, and every write of the composite makes
-// Crossplane reconcile it again.
-func withLastReconciled(prev, next v1alpha1.FireboltEngineStatus, now time.Time) v1alpha1.FireboltEngineStatus {
-	next.LastReconciled = prev.LastReconciled
-	if next.LastReconciled == nil || !sameStatus(prev, next) {
-		t := metav1.NewTime(now.UTC().Truncate(time.Second))
-		next.LastReconciled = &t
-	}
-	return next
-}
-
-// sameStatus compares statuses as they are written, ignoring
-// lastReconciled.
-func sameStatus(a, b v1alpha1.FireboltEngineStatus) bool {
-	a.LastReconciled, b.LastReconciled = nil, nil
-	a.Renderings = statusRenderings(decodeRecordingsKeepEncoded(a.Renderings))
-	ja, doneA, _ := marshalScratch(a)
-	defer doneA()
-	jb, doneB, _ := marshalScratch(b)
-	defer doneB()
-	return bytes.Equal(ja, jb)
-}
-
-// decodeRecordingsKeepEncoded indexes renderings without decoding them, to
-// normalise their order.
-func decodeRecordingsKeepEncoded(rs []v1alpha1.GenerationRendering) map[int]Recording {
-	out := make(map[int]Recording, len(rs))
-	for _, r := range rs {
-		out[r.Generation] = Recording{Generation: r.Generation, Hash: r.Hash, Encoded: r.Objects}
-	}
-	return out
-}
-
-// classUsage is the Usage that stops the engine's class from being deleted
-// while the engine names it. It is composed once the class exists (a Usage
-// of a missing object cannot become ready) and kept while it is observed, so
-// a call whose requirements are not resolved yet does not drop it. The
-// first call writes only the status intent, like every other object. The
-// Usage of a class the engine no longer names is left out, so Crossplane
-// deletes it.
-func classUsage(in Inputs) (resource.Name, DesiredObject, bool) {
-	name := class.UsageResourceName(in.Class.Name)
-	obs := in.Observed[name]
-	if in.Class.Name == "" || in.Status.Phase == "" || (!in.Class.Found && obs == nil) {
-		return "", DesiredObject{}, false
-	}
-	u := class.Usage(in.Namespace, in.Engine, in.Class.Name, in.Class.BoundEngines)
-	if !in.Class.Found {
-		// The class's list is not known on this call: keep the reason the
-		// Usage has rather than rewrite it to name this engine alone.
-		if r, ok, _ := unstructured.NestedString(obs.Object, "spec", "reason"); ok {
-			_ = unstructured.SetNestedField(u.Object, r, "spec", "reason")
-		}
-	}
-	return name, DesiredObject{Object: u.Object, Ready: obs != nil}, true
-}
-
-// frozen is the plan for a composite without claim labels: the function
-// cannot name or place anything, so it keeps whatever exists exactly as it
-// is and says why. Without the engine's name no recording can be verified,
-// so the objects are the observed ones and the status, recordings
-// included, is kept unchanged for when the labels are back.
-func frozen(in Inputs, now time.Time) Plan {
-	p := Plan{Resources: map[resource.Name]DesiredObject{}, TTL: in.Config.StableTTL}
-	for name, obs := range in.Observed {
-		p.Resources[name] = DesiredObject{Object: sanitized(obs), Ready: true}
-	}
-	p.Status = withLastReconciled(in.Status, in.Status, now)
-	p.Conditions = []Condition{{
-		Type: TypeEngineReady, Status: metav1.ConditionFalse, Reason: ReasonClaimLabelsMissing,
-		Message: fmt.Sprintf("composite %s has no %s and %s labels: create engines through a FireboltEngine claim", in.Composite.Name, LabelClaimName, LabelClaimNamespace),
-	}}
-	return p
-}
-
-// requirements asks for the engine's own claim (for its generation), the
-// instance and, when referenced, the class: claims, in the claim's
-// namespace. Only called with claim labels.
-func requirements(in Inputs) map[string]Requirement {
-	apiVersion := v1alpha1.SchemeGroupVersion.String()
-	r := map[string]Requirement{
-		claimgen.Requirement: {APIVersion: apiVersion, Kind: v1alpha1.FireboltEngineKind, Name: in.Engine, Namespace: in.Namespace},
-	}
-	if in.Spec.InstanceRef != "" {
-		r[RequirementInstance] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltInstanceKind, Name: in.Spec.InstanceRef, Namespace: in.Namespace}
-	}
-	if in.Class.Name != "" {
-		r[RequirementClass] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltEngineClassKind, Name: in.Class.Name, Namespace: in.Namespace}
-	}
-	return r
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -1,13 +1,17 @@
 package engine
 
 import (
+	"bytes"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // A Plan is everything one call decides, ready to be written into the
@@ -38,35 +42,23 @@ type Plan struct {
 	Requirements map[string]Requirement
 }
 
-// DesiredObject is one desired composed resource.
-type DesiredObject struct {
-	Object map[string]any
-	Ready  bool
-}
-
-// Condition is a custom condition for the composite and its claim.
-type Condition struct {
-	Type    string
-	Status  metav1.ConditionStatus
-	Reason  string
-	Message string
-}
-
-// Severity of a Result.
-type Severity string
+// The shapes every composer shares.
+type (
+	// DesiredObject is one desired composed resource.
+	DesiredObject = composite.Desired
+	// Condition is a custom condition for the composite and its claim.
+	Condition = composite.Condition
+	// Severity of a Result.
+	Severity = composite.Severity
+	// Result is an event on the composite and its claim.
+	Result = composite.Result
+)
 
 // Result severities.
 const (
-	SeverityNormal  Severity = "Normal"
-	SeverityWarning Severity = "Warning"
+	SeverityNormal  = composite.SeverityNormal
+	SeverityWarning = composite.SeverityWarning
 )
-
-// Result is an event on the composite and its claim.
-type Result struct {
-	Severity Severity
-	Reason   string
-	Message  string
-}
 
 // Requirement asks Crossplane for one object by name.
 type Requirement struct {
@@ -74,4 +66,191 @@ type Requirement struct {
 	Kind       string
 	Name       string
 	Namespace  string
+}
+
+// plan assembles the call's Plan from the decision.
+func (m *machine) plan(now time.Time) Plan {
+	p := Plan{
+		Resources:    map[resource.Name]DesiredObject{},
+		Results:      m.results,
+		TTL:          m.ttl,
+		Requirements: requirements(m.in),
+	}
+
+	keep := map[int]Recording{}
+	unrecorded := false
+	for gen, mode := range m.emit {
+		rec, hasRec := m.in.Renderings[gen]
+		hasRec = hasRec && rec.usable()
+		if hasRec && gen != m.abandoned {
+			keep[gen] = rec
+		}
+		for _, s := range generationSuffixes {
+			name := resourceName(gen, s)
+			obs := m.in.Observed[name]
+			if mode == emitExisting && obs == nil {
+				continue
+			}
+			var obj map[string]any
+			switch {
+			case hasRec:
+				obj = deepCopy(rec.Objects.bySuffix(s))
+			case obs != nil:
+				obj = composite.Unchanged(obs.Object)
+				unrecorded = true
+			default:
+				continue
+			}
+			p.Resources[name] = DesiredObject{Object: obj, Ready: m.objectReady(gen, s, obs)}
+		}
+	}
+	for gen, rec := range m.recorded {
+		keep[gen] = rec.encoded()
+	}
+	if gen, ok := m.routing(); ok {
+		obs := m.in.Observed[RoutingServiceKey]
+		p.Resources[RoutingServiceKey] = DesiredObject{Object: RenderRoutingService(m.in.Engine, m.in.Namespace, gen), Ready: obs != nil}
+	}
+	if name, u, ok := classUsage(m.in); ok {
+		p.Resources[name] = u
+	}
+
+	m.next.Renderings = statusRenderings(keep)
+	m.next.ObservedGeneration = claimgen.Observed(m.in.Status.ObservedGeneration, m.in.Claim, m.inEffect)
+	p.Status = withLastReconciled(m.in.Status, m.next, now)
+
+	ready := engineReady(m.readyFacts())
+	p.Conditions = []Condition{ready, instanceReady(m.instance)}
+	if c, ok := renderingsVerified(m.in, unrecorded); ok {
+		p.Conditions = append(p.Conditions, c)
+		if c.Reason == ReasonRecordingRejected && c.Message != valueOf(m.in.RenderingsVerified).Message {
+			p.Results = append(p.Results, Result{Severity: SeverityWarning, Reason: ReasonRecordingRejected, Message: c.Message})
+		}
+	}
+	p.Ready = ready.Status == metav1.ConditionTrue
+	return p
+}
+
+// renderingsVerified is the RenderingsVerified condition: False while a
+// rejected recording is in effect, that is on the call that rejects it and
+// for as long as a generation is still reproduced from its observed objects
+// (the rejected recording itself leaves the status at once). It is reported
+// True again afterwards, and not at all by an engine that never had a
+// recording rejected.
+func renderingsVerified(in Inputs, unrecorded bool) (Condition, bool) {
+	if msg := rejectedRecordings(in.Renderings); msg != "" {
+		return Condition{Type: TypeRenderingsVerified, Status: metav1.ConditionFalse, Reason: ReasonRecordingRejected, Message: msg}, true
+	}
+	prev := in.RenderingsVerified
+	if prev == nil {
+		return Condition{}, false
+	}
+	if prev.Status == metav1.ConditionFalse && prev.Reason == ReasonRecordingRejected && unrecorded {
+		return Condition{Type: TypeRenderingsVerified, Status: metav1.ConditionFalse, Reason: ReasonRecordingRejected,
+			Message: BoundMessage(prev.Message)}, true
+	}
+	return Condition{Type: TypeRenderingsVerified, Status: metav1.ConditionTrue, Reason: ReasonRenderingsVerified,
+		Message: "every generation is reproduced from a verified recording"}, true
+}
+
+func valueOf[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func (m *machine) objectReady(gen int, suffix string, obs *unstructured.Unstructured) bool {
+	if suffix == suffixStatefulSet {
+		return m.pods(gen).Ready
+	}
+	return obs != nil
+}
+
+func (m *machine) readyFacts() readyFacts {
+	f := readyFacts{
+		Phase:        m.next.Phase,
+		Initializing: m.in.Status.Phase == "",
+		Gated:        m.gatedPhase,
+		Instance:     m.instance,
+		ClassProblem: m.classProblem,
+		Rejection:    m.rejection,
+		DrainFailing: m.drainMsg,
+		Active:       m.next.ActiveGeneration,
+	}
+	if d := m.in.Status.DrainingGeneration; d != nil {
+		f.DrainingGen = *d
+	}
+	if f.Active >= 0 {
+		f.ActivePods = m.pods(f.Active)
+	}
+	if _, stuck := dueWarningLookup(m.in); stuck && m.sig.Warning != nil {
+		f.Warning = m.sig.Warning
+	}
+	return f
+}
+
+// withLastReconciled stamps lastReconciled when the status changes and
+// keeps it otherwise. A status that changes on every call would be a
+// status write on every call, and every write of the composite makes
+// Crossplane reconcile it again.
+func withLastReconciled(prev, next v1alpha1.FireboltEngineStatus, now time.Time) v1alpha1.FireboltEngineStatus {
+	next.LastReconciled = prev.LastReconciled
+	if next.LastReconciled == nil || !sameStatus(prev, next) {
+		t := metav1.NewTime(now.UTC().Truncate(time.Second))
+		next.LastReconciled = &t
+	}
+	return next
+}
+
+// sameStatus compares statuses as they are written, ignoring
+// lastReconciled.
+func sameStatus(a, b v1alpha1.FireboltEngineStatus) bool {
+	a.LastReconciled, b.LastReconciled = nil, nil
+	a.Renderings = statusRenderings(decodeRecordingsKeepEncoded(a.Renderings))
+	ja, doneA, _ := marshalScratch(a)
+	defer doneA()
+	jb, doneB, _ := marshalScratch(b)
+	defer doneB()
+	return bytes.Equal(ja, jb)
+}
+
+// decodeRecordingsKeepEncoded indexes renderings without decoding them, to
+// normalise their order.
+func decodeRecordingsKeepEncoded(rs []v1alpha1.GenerationRendering) map[int]Recording {
+	out := make(map[int]Recording, len(rs))
+	for _, r := range rs {
+		out[r.Generation] = Recording{Generation: r.Generation, Hash: r.Hash, Encoded: r.Objects}
+	}
+	return out
+}
+
+// frozen is the plan for a composite without claim labels: the function
+// cannot name or place anything, so it keeps whatever exists exactly as it
+// is and says why. Without the engine's name no recording can be verified,
+// so the objects are the observed ones and the status, recordings
+// included, is kept unchanged for when the labels are back.
+func frozen(in Inputs, now time.Time) Plan {
+	p := Plan{Resources: composite.KeepObserved(in.Observed), TTL: in.Config.StableTTL}
+	p.Status = withLastReconciled(in.Status, in.Status, now)
+	p.Conditions = []Condition{composite.ClaimLabelsMissing(TypeEngineReady, in.Composite.Name, "engines", v1alpha1.FireboltEngineKind)}
+	return p
+}
+
+// requirements asks for the engine's own claim (for its generation), the
+// instance and, when referenced, the class: claims, in the claim's
+// namespace. Only called with claim labels.
+func requirements(in Inputs) map[string]Requirement {
+	apiVersion := v1alpha1.SchemeGroupVersion.String()
+	r := map[string]Requirement{
+		claimgen.Requirement: {APIVersion: apiVersion, Kind: v1alpha1.FireboltEngineKind, Name: in.Engine, Namespace: in.Namespace},
+	}
+	if in.Spec.InstanceRef != "" {
+		r[RequirementInstance] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltInstanceKind, Name: in.Spec.InstanceRef, Namespace: in.Namespace}
+	}
+	if in.Class.Name != "" {
+		r[RequirementClass] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltEngineClassKind, Name: in.Class.Name, Namespace: in.Namespace}
+	}
+	return r
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
 )
@@ -34,8 +35,8 @@ func structOf(t *testing.T, y string) *structpb.Struct {
 
 func runEngine(t *testing.T, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	t.Helper()
-	c := engine.New(logging.NewNopLogger(), &fixedProber{}, fixedEvents{}, engine.WithClock(func() time.Time { return responseClock }))
-	f := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{fn.KindEngine: c})
+	c := engine.New(&fixedProber{}, fixedEvents{}, engine.WithClock(func() time.Time { return responseClock }))
+	f := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{v1alpha1.XFireboltEngineKind: c})
 	rsp, err := f.RunFunction(context.Background(), req)
 	if err != nil {
 		t.Fatalf("RunFunction: %v", err)

@@ -3,6 +3,8 @@ package engine
 import (
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )
 
@@ -26,36 +28,44 @@ type Policy struct {
 	DrainCheckInterval time.Duration
 }
 
-// drainChecked reports whether old generations wait for the drain check.
-func (p Policy) drainChecked() bool {
-	return p.Rollout != v1alpha1.RolloutRecreate && p.DrainCheckEnabled
+// drainSkipped says why old generations do not wait for the drain check;
+// "" when they do. The one place that decides it.
+func (p Policy) drainSkipped() string {
+	switch {
+	case p.Rollout == v1alpha1.RolloutRecreate:
+		return "rollout is recreate"
+	case !p.DrainCheckEnabled:
+		return "the drain check is disabled"
+	}
+	return ""
 }
+
+// drainChecked reports whether old generations wait for the drain check.
+func (p Policy) drainChecked() bool { return p.drainSkipped() == "" }
 
 // effectivePolicy resolves the policy. A class that is missing contributes
 // nothing: an in-flight rollout must not stall on it.
 func effectivePolicy(spec v1alpha1.FireboltEngineSpec, class *v1alpha1.FireboltEngineClassSpec) Policy {
 	p := Policy{Rollout: v1alpha1.RolloutGraceful, DrainCheckEnabled: true, DrainCheckInterval: DefaultDrainCheckInterval}
 	if class != nil {
-		if class.Rollout != "" {
-			p.Rollout = class.Rollout
-		}
-		if class.DrainCheckEnabled != nil {
-			p.DrainCheckEnabled = *class.DrainCheckEnabled
-		}
-		if class.DrainCheckInterval != nil && class.DrainCheckInterval.Duration > 0 {
-			p.DrainCheckInterval = class.DrainCheckInterval.Duration
-		}
+		p = p.overlay(class.Rollout, class.DrainCheckEnabled, class.DrainCheckInterval)
 	}
-	if spec.Rollout != "" {
-		p.Rollout = spec.Rollout
-	}
-	if spec.DrainCheckEnabled != nil {
-		p.DrainCheckEnabled = *spec.DrainCheckEnabled
-	}
-	if spec.DrainCheckInterval != nil && spec.DrainCheckInterval.Duration > 0 {
-		p.DrainCheckInterval = spec.DrainCheckInterval.Duration
-	}
+	p = p.overlay(spec.Rollout, spec.DrainCheckEnabled, spec.DrainCheckInterval)
 	p.DrainCheckInterval = max(p.DrainCheckInterval, MinDrainCheckInterval)
+	return p
+}
+
+// overlay is p with the fields one level (class, then engine) sets.
+func (p Policy) overlay(rollout v1alpha1.RolloutStrategy, drainCheck *bool, interval *metav1.Duration) Policy {
+	if rollout != "" {
+		p.Rollout = rollout
+	}
+	if drainCheck != nil {
+		p.DrainCheckEnabled = *drainCheck
+	}
+	if interval != nil && interval.Duration > 0 {
+		p.DrainCheckInterval = interval.Duration
+	}
 	return p
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
 	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
@@ -239,8 +240,8 @@ func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 // runMeasured runs the engine function and reports the bytes it allocated.
 func runMeasured(t *testing.T, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, uint64) {
 	t.Helper()
-	c := engine.New(logging.NewNopLogger(), &fixedProber{}, fixedEvents{}, engine.WithClock(func() time.Time { return responseClock }))
-	f := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{fn.KindEngine: c})
+	c := engine.New(&fixedProber{}, fixedEvents{}, engine.WithClock(func() time.Time { return responseClock }))
+	f := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{v1alpha1.XFireboltEngineKind: c})
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 )
 
 // ConfigKey is the ConfigMap key the engine reads its configuration from.
@@ -100,7 +101,7 @@ func deepMerge(dst, src map[string]any) {
 func engineConfig(r renderInput) map[string]any {
 	nodes := make([]any, 0, r.Spec.Replicas)
 	for i := range int(r.Spec.Replicas) {
-		host := fmt.Sprintf("%s-%d.%s.%s.svc.cluster.local", statefulSetName(r.Engine, r.Gen), i, headlessName(r.Engine, r.Gen), r.Namespace)
+		host := fmt.Sprintf("%s-%d.%s", statefulSetName(r.Engine, r.Gen), i, contract.ServiceHost(headlessName(r.Engine, r.Gen), r.Namespace))
 		nodes = append(nodes, map[string]any{"host": host})
 	}
 	cfg := map[string]any{

@@ -5,12 +5,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
 )
 
 // Engine ports, fixed by the engine image.
 const (
-	PortQuery   = 3473
+	PortQuery   = contract.EngineQueryPort
 	PortHealth  = 8122
 	PortMetrics = scrape.MetricsPort
 )

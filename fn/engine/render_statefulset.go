@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -194,7 +195,7 @@ func engineWebContainer(image string) corev1.Container {
 		Name:            podtemplate.EngineWebContainer,
 		Image:           image,
 		ImagePullPolicy: defaultPullPolicy(image),
-		Env:             []corev1.EnvVar{{Name: "FIREBOLT_CORE_URL", Value: "http://localhost:3473"}},
+		Env:             []corev1.EnvVar{{Name: "FIREBOLT_CORE_URL", Value: "http://localhost:" + strconv.Itoa(PortQuery)}},
 		Ports:           []corev1.ContainerPort{{Name: "web-ui", ContainerPort: portWebUI, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe:  httpProbe("/", portWebUI, 1, 3, 2, 3),
 		Resources: corev1.ResourceRequirements{

@@ -206,8 +206,8 @@ func TestGather(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := &recordingProber{v: scrape.Verdict{Drained: true}}
-			c := New(logging.NewNopLogger(), p, tc.events)
-			got := c.gather(context.Background(), tc.in(t))
+			c := New(p, tc.events)
+			got := c.gather(context.Background(), logging.NewNopLogger(), tc.in(t))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("gather: -want, +got:\n%s", diff)
 			}
@@ -225,8 +225,8 @@ func TestGather(t *testing.T) {
 // never deletes an undrained generation; it says the check did not run.
 func TestGatherWithoutDependencies(t *testing.T) {
 	in := drainingAt(t, "draining", 0, baseSpec(), replicasSpec(3))
-	c := New(logging.NewNopLogger(), nil, nil)
-	p := Compute(in, c.gather(context.Background(), in), testNow)
+	c := New(nil, nil)
+	p := Compute(in, c.gather(context.Background(), logging.NewNopLogger(), in), testNow)
 	if p.Status.Phase != v1alpha1.EnginePhaseDraining || p.Conditions[0].Reason != ReasonDrainCheckFailing {
 		t.Errorf("without a prober: want draining with DrainCheckFailing, got %s with %s", p.Status.Phase, p.Conditions[0].Reason)
 	}

@@ -152,8 +152,8 @@ func newSim(t failer, d draws, spec map[string]any) *sim {
 	s.xr.SetGeneration(1)
 	s.SetInstance(true)
 	s.SetClass(simClass, "a")
-	c := engine.New(logging.NewNopLogger(), simProber{s}, simEvents{s}, engine.WithClock(s.now))
-	s.f = fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{fn.KindEngine: c})
+	c := engine.New(simProber{s}, simEvents{s}, engine.WithClock(s.now))
+	s.f = fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{v1alpha1.XFireboltEngineKind: c})
 	return s
 }
 

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
-	"github.com/firebolt-db/firebolt-crossplane/fn/class"
 )
 
 // TestClassUsage: an engine that names a class composes the Usage that
@@ -22,7 +21,7 @@ func TestClassUsage(t *testing.T) {
 		return in
 	}
 	observedUsage := func(in Inputs) Inputs {
-		in.Observed[class.UsageResourceName("big")] = &unstructured.Unstructured{Object: class.Usage("firebolt", "demo", "big", nil).Object}
+		in.Observed[UsageResourceName("big")] = &unstructured.Unstructured{Object: Usage("firebolt", "demo", "big", nil).Object}
 		return in
 	}
 	cases := map[string]struct {
@@ -39,14 +38,14 @@ func TestClassUsage(t *testing.T) {
 			in: func(t *testing.T) Inputs {
 				return withClass(t, v1alpha1.EnginePhaseStable, foundClass("big", corev1.PodTemplateSpec{}))
 			},
-			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big", nil).Object},
+			want: &DesiredObject{Object: Usage("firebolt", "demo", "big", nil).Object},
 		},
 		"ClassFoundAndObserved": {
 			reason: "An observed Usage is ready.",
 			in: func(t *testing.T) Inputs {
 				return observedUsage(withClass(t, v1alpha1.EnginePhaseStable, foundClass("big", corev1.PodTemplateSpec{})))
 			},
-			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big", nil).Object, Ready: true},
+			want: &DesiredObject{Object: Usage("firebolt", "demo", "big", nil).Object, Ready: true},
 		},
 		"FirstCall": {
 			reason: "The first call writes only the status intent.",
@@ -65,22 +64,22 @@ func TestClassUsage(t *testing.T) {
 			in: func(t *testing.T) Inputs {
 				return observedUsage(withClass(t, v1alpha1.EnginePhaseStable, ClassRef{Name: "big"}))
 			},
-			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big", nil).Object, Ready: true},
+			want: &DesiredObject{Object: Usage("firebolt", "demo", "big", nil).Object, Ready: true},
 		},
 		"SwitchedClass": {
 			reason: "After a switch to another class only the new class's Usage is desired; the old one is deleted.",
 			in: func(t *testing.T) Inputs {
 				in := withClass(t, v1alpha1.EnginePhaseStable, foundClass("big", corev1.PodTemplateSpec{}))
-				in.Observed[class.UsageResourceName("small")] = &unstructured.Unstructured{Object: class.Usage("firebolt", "demo", "small", nil).Object}
+				in.Observed[UsageResourceName("small")] = &unstructured.Unstructured{Object: Usage("firebolt", "demo", "small", nil).Object}
 				return in
 			},
-			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big", nil).Object},
+			want: &DesiredObject{Object: Usage("firebolt", "demo", "big", nil).Object},
 		},
 		"ReferenceDropped": {
 			reason: "An engine that no longer names a class drops the Usage it had.",
 			in: func(t *testing.T) Inputs {
 				in := stableAt(t, 0, baseSpec())
-				in.Observed[class.UsageResourceName("big")] = &unstructured.Unstructured{Object: class.Usage("firebolt", "demo", "big", nil).Object}
+				in.Observed[UsageResourceName("big")] = &unstructured.Unstructured{Object: Usage("firebolt", "demo", "big", nil).Object}
 				return in
 			},
 		},
@@ -91,23 +90,23 @@ func TestClassUsage(t *testing.T) {
 				c.BoundEngines = []string{"demo", "etl"}
 				return observedUsage(withClass(t, v1alpha1.EnginePhaseStable, c))
 			},
-			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big", []string{"demo", "etl"}).Object, Ready: true},
+			want: &DesiredObject{Object: Usage("firebolt", "demo", "big", []string{"demo", "etl"}).Object, Ready: true},
 		},
 		"ClassNotResolvedKeepsReason": {
 			reason: "A call without the class keeps the reason the observed Usage has rather than drop the other engines from it.",
 			in: func(t *testing.T) Inputs {
 				in := withClass(t, v1alpha1.EnginePhaseStable, ClassRef{Name: "big"})
-				in.Observed[class.UsageResourceName("big")] = &unstructured.Unstructured{Object: class.Usage("firebolt", "demo", "big", []string{"etl"}).Object}
+				in.Observed[UsageResourceName("big")] = &unstructured.Unstructured{Object: Usage("firebolt", "demo", "big", []string{"etl"}).Object}
 				return in
 			},
-			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big", []string{"etl"}).Object, Ready: true},
+			want: &DesiredObject{Object: Usage("firebolt", "demo", "big", []string{"etl"}).Object, Ready: true},
 		},
 		"Draining": {
 			reason: "The Usage stays through a rollout.",
 			in: func(t *testing.T) Inputs {
 				return observedUsage(withClass(t, v1alpha1.EnginePhaseDraining, foundClass("big", corev1.PodTemplateSpec{})))
 			},
-			want: &DesiredObject{Object: class.Usage("firebolt", "demo", "big", nil).Object, Ready: true},
+			want: &DesiredObject{Object: Usage("firebolt", "demo", "big", nil).Object, Ready: true},
 		},
 	}
 	for name, tc := range cases {
@@ -115,10 +114,10 @@ func TestClassUsage(t *testing.T) {
 			p := Compute(tc.in(t), Signals{}, testNow)
 			var gotp *DesiredObject
 			for name, got := range p.Resources {
-				if !class.IsUsageResourceName(name) {
+				if !IsUsageResourceName(name) {
 					continue
 				}
-				if gotp != nil || name != class.UsageResourceName("big") {
+				if gotp != nil || name != UsageResourceName("big") {
 					t.Fatalf("%s\nunexpected Usage resource %q", tc.reason, name)
 				}
 				gotp = &got

@@ -9,12 +9,9 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
 )
-
-// internalPostgresSecretSuffix names the instance's generated PostgreSQL
-// credentials Secret, <instance>-metadata-postgres-creds.
-const internalPostgresSecretSuffix = "-metadata-postgres-creds"
 
 // rejection is a validation failure the schema cannot express: the
 // condition reason and the field errors, one message.
@@ -128,7 +125,7 @@ func validateTemplates(in Inputs) *rejection {
 // template may reach: the generated PostgreSQL credentials and, with an
 // external PostgreSQL, its credentials.
 func protectedSecrets(in Inputs) []string {
-	names := []string{in.Spec.InstanceRef + internalPostgresSecretSuffix}
+	names := []string{contract.PostgresCredentials(in.Spec.InstanceRef)}
 	if in.Instance.Found {
 		if pg := in.Instance.Spec.Metadata.Postgres; pg != nil {
 			names = append(names, pg.CredentialsSecretRef.Name)

@@ -10,7 +10,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
-	"github.com/firebolt-db/firebolt-crossplane/fn/instance/gateway"
+	"github.com/firebolt-db/firebolt-crossplane/fn/instance/envoyconfig"
 )
 
 // The three components. Each renders from the spec unless it is blocked;
@@ -145,7 +145,7 @@ var gatewayResources = []resource.Name{
 func (c *computation) gateway(block *blocked) (*blocked, error) {
 	spec := c.in.XR.Spec.Gateway
 	if block == nil {
-		envoy, err := gateway.Config(gateway.Params{Namespace: c.n.namespace, MetricsPort: spec.MetricsPort})
+		envoy, err := envoyconfig.Config(envoyconfig.Params{Namespace: c.n.namespace, MetricsPort: spec.MetricsPort})
 		if err != nil {
 			block = &blocked{reason: ReasonEnsureFailed, message: err.Error()}
 		} else {
@@ -167,7 +167,7 @@ func (c *computation) renderGateway(envoy string) error {
 		RNGateway: renderGatewayDeployment(c.n, gatewayParams{
 			Image:       c.cfg.Images.Gateway,
 			Replicas:    replicas,
-			MetricsPort: gateway.MetricsPortOrDefault(spec.MetricsPort),
+			MetricsPort: envoyconfig.MetricsPortOrDefault(spec.MetricsPort),
 			ConfigHash:  partsHash(envoy),
 			Template:    spec.Template,
 		}),

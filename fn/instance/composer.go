@@ -4,22 +4,20 @@
 //
 // It has the three layers every composer has: read decodes the request into
 // Inputs (the only place that draws randomness: a candidate password),
-// Compute turns Inputs into a Plan without any I/O, and write turns the Plan
-// into the response.
+// Compute turns Inputs into a Plan without any I/O, and composite.Write
+// turns the Plan into the response.
 package instance
 
 import (
 	"context"
 
-	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // Composer composes XFireboltInstance composites.
 type Composer struct {
-	log       logging.Logger
 	passwords PasswordGenerator
 }
 
@@ -33,8 +31,8 @@ func WithPasswordGenerator(g PasswordGenerator) Option {
 }
 
 // New returns a Composer.
-func New(log logging.Logger, opts ...Option) *Composer {
-	c := &Composer{log: log, passwords: RandomPasswords{}}
+func New(opts ...Option) *Composer {
+	c := &Composer{passwords: RandomPasswords{}}
 	for _, o := range opts {
 		o(c)
 	}
@@ -43,15 +41,15 @@ func New(log logging.Logger, opts ...Option) *Composer {
 
 // Compose fills rsp with the instance's desired state. It never logs
 // request content: the request carries Secret data.
-func (c *Composer) Compose(_ context.Context, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, cfg v1beta1.Resolved) error {
-	in, err := read(req, c.passwords)
+func (c *Composer) Compose(_ context.Context, call composite.Call, rsp *fnv1.RunFunctionResponse) error {
+	in, err := read(call, c.passwords)
 	if err != nil {
 		return err
 	}
-	plan, err := Compute(in, cfg)
+	plan, err := Compute(in, call.Config)
 	if err != nil {
 		return err
 	}
-	c.log.Debug("Composed instance", "phase", plan.Status.Phase, "resources", len(plan.Resources))
-	return write(req, rsp, plan)
+	call.Log.Debug("Composed instance", "phase", plan.Status.Phase, "resources", len(plan.Resources))
+	return composite.Write(call.Req, rsp, plan)
 }

@@ -12,11 +12,11 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
 )
 
@@ -42,37 +42,19 @@ const (
 // so this only bounds how long a missed event can delay progress.
 const ProvisioningTTL = 10 * time.Second
 
-// Plan is what compute decides: the write layer turns it into the response.
-type Plan struct {
-	// Resources are the desired composed resources. Everything the
-	// instance owns that must survive is here; what is not is deleted.
-	Resources map[resource.Name]Desired
-	// Status is the complete desired composite status.
-	Status v1alpha1.FireboltInstanceStatus
-	// Conditions are published on the composite and the claim.
-	Conditions []Condition
-	// Results become events; only transitions produce them.
-	Results []Result
-	// Ready is the composite's readiness.
-	Ready bool
-	// TTL is when Crossplane should call again.
-	TTL time.Duration
-	// Requirements are the resources Crossplane must send next time.
-	Requirements map[string]*fnv1.ResourceSelector
-}
+// Plan is what Compute decides: the desired composed resources (everything
+// the instance owns that must survive; what is not here is deleted), the
+// complete desired composite status, conditions, results (only transitions
+// produce them), readiness, TTL and requirements.
+type Plan = composite.Response[v1alpha1.FireboltInstanceStatus]
 
-// Desired is one desired composed resource and its readiness.
-type Desired struct {
-	Object *composed.Unstructured
-	Ready  bool
-}
-
-// Result is an event for the composite and the claim.
-type Result struct {
-	Severity fnv1.Severity
-	Reason   string
-	Message  string
-}
+// The shapes every composer shares.
+type (
+	// Desired is one desired composed resource and its readiness.
+	Desired = composite.Desired
+	// Result is an event for the composite and the claim.
+	Result = composite.Result
+)
 
 // blocked says why a component is not rendered from the spec. Its objects
 // that exist are returned unchanged instead.
@@ -84,6 +66,9 @@ type blocked struct {
 // Compute decides the desired state of an instance. It is pure: inputs and
 // configuration in, plan out. It errs only on a rendering bug.
 func Compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
+	if in.Claim == "" {
+		return unclaimed(in, cfg), nil
+	}
 	c := &computation{
 		in:  in,
 		cfg: cfg,
@@ -150,6 +135,22 @@ func Compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 	return c.plan, nil
 }
 
+// unclaimed is the plan for a composite without claim labels: objects are
+// named after the claim and live in its namespace, so nothing can be
+// rendered. What exists is kept as it is and the status stays as published.
+func unclaimed(in Inputs, cfg v1beta1.Resolved) Plan {
+	const what, claim = "instances", v1alpha1.FireboltInstanceKind
+	return Plan{
+		Resources: composite.KeepObserved(in.Observed),
+		Status:    in.XR.Status,
+		Conditions: []Condition{
+			composite.ClaimLabelsMissing(TypeMetadataReady, in.XR.Name, what, claim),
+			composite.ClaimLabelsMissing(TypeGatewayReady, in.XR.Name, what, claim),
+		},
+		TTL: cfg.StableTTL,
+	}
+}
+
 type computation struct {
 	in   Inputs
 	cfg  v1beta1.Resolved
@@ -163,7 +164,7 @@ type computation struct {
 
 // add renders a typed object as desired state under rn.
 func (c *computation) add(rn resource.Name, o runtime.Object) error {
-	u, err := toComposed(o)
+	u, err := composite.ToDesired(o)
 	if err != nil {
 		return err
 	}
@@ -176,7 +177,7 @@ func (c *computation) add(rn resource.Name, o runtime.Object) error {
 func (c *computation) freeze(rns ...resource.Name) {
 	for _, rn := range rns {
 		if o, ok := c.in.Observed[rn]; ok {
-			c.plan.Resources[rn] = Desired{Object: frozen(o), Ready: resourceReady(o)}
+			c.plan.Resources[rn] = Desired{Object: composite.Unchanged(o.UnstructuredContent()), Ready: resourceReady(o)}
 		}
 	}
 }

@@ -3,11 +3,9 @@ package instance_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
@@ -481,21 +479,31 @@ gateway:
 	}
 }
 
+// TestRunFunctionWithoutClaim: without claim labels nothing can be named
+// or placed. Like every composer, the instance keeps what exists unchanged
+// and says why in a condition, rather than failing the pipeline.
 func TestRunFunctionWithoutClaim(t *testing.T) {
-	x := xr(t, defaultSpec, "").with(t, "metadata.labels", nil)
-	rsp, err := function(noPassword(t)).RunFunction(context.Background(), request{xr: x}.build(t))
+	x := xr(t, defaultSpec, `{phase: Ready, id: `+derivedID+`}`).with(t, "metadata.labels", nil)
+	o := observedRunning(t)
+	rsp, err := function(noPassword(t)).RunFunction(context.Background(), request{xr: x, observed: o}.build(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &fnv1.RunFunctionResponse{
-		Meta: &fnv1.ResponseMeta{Ttl: durationpb.New(time.Minute)},
-		Results: []*fnv1.Result{{
-			Severity: fnv1.Severity_SEVERITY_FATAL,
-			Message:  `cannot compose XFireboltInstance "demo-m4x8t": composite has no crossplane.io/claim-name and crossplane.io/claim-namespace labels: FireboltInstance objects are composed into the claim's namespace, so apply a FireboltInstance claim instead of an XFireboltInstance`,
-			Target:   fnv1.Target_TARGET_COMPOSITE.Enum(),
-		}},
+	msg := "composite demo-m4x8t has no crossplane.io/claim-name and crossplane.io/claim-namespace labels: create instances through a FireboltInstance claim"
+	res := map[string]obj{}
+	for n, v := range o {
+		res[n] = frozenObj(t, v)
 	}
-	if diff := cmp.Diff(want, rsp, protocmp.Transform()); diff != "" {
-		t.Errorf("an XR without a claim is a fatal error: -want, +got:\n%s", diff)
+	w := want{
+		status:     obj{"phase": "Ready", "id": derivedID, "metadataReady": false, "gatewayReady": false},
+		resources:  res,
+		readyRes:   allReady(keys(res)...),
+		conditions: []*fnv1.Condition{cond("MetadataReady", false, "ClaimLabelsMissing", msg), cond("GatewayReady", false, "ClaimLabelsMissing", msg)},
+		ttl:        stableTTL,
+	}.build(t)
+	// Without the claim's name there is no claim to ask for.
+	w.Requirements = nil
+	if diff := cmp.Diff(w, rsp, protocmp.Transform()); diff != "" {
+		t.Errorf("an XR without claim labels keeps what exists and says why: -want, +got:\n%s", diff)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn"
 	"github.com/firebolt-db/firebolt-crossplane/fn/instance"
 )
@@ -25,7 +26,7 @@ const (
 func function(pw instance.PasswordGenerator) *fn.Function {
 	log := logging.NewNopLogger()
 	return fn.NewWithComposers(log, map[string]fn.Composer{
-		fn.KindInstance: instance.New(log, instance.WithPasswordGenerator(pw)),
+		v1alpha1.XFireboltInstanceKind: instance.New(instance.WithPasswordGenerator(pw)),
 	})
 }
 

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	"github.com/firebolt-db/firebolt-crossplane/fn/instance/gateway"
+	"github.com/firebolt-db/firebolt-crossplane/fn/instance/envoyconfig"
 	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
 )
 
@@ -54,7 +54,7 @@ func renderGatewayConfigMap(n names, envoy string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: objectMeta(n, n.gatewayConfig(), componentGateway),
-		Data:       map[string]string{gateway.ConfigKey: envoy},
+		Data:       map[string]string{envoyconfig.ConfigKey: envoy},
 	}
 }
 
@@ -64,7 +64,7 @@ func renderGatewayConfigMap(n names, envoy string) *corev1.ConfigMap {
 // image.
 func preStopDrain() []string {
 	script := fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && printf 'POST /healthcheck/fail HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: 0\r\n\r\n' >&3; sleep %d`,
-		gateway.AdminPort, gatewayDrainSeconds)
+		envoyconfig.AdminPort, gatewayDrainSeconds)
 	return []string{"/bin/bash", "-c", script}
 }
 
@@ -74,7 +74,7 @@ func renderGatewayDeployment(n names, p gatewayParams) *appsv1.Deployment {
 	healthz := func(period, timeout, failures int32) *corev1.Probe {
 		return &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-				Path: gateway.HealthPath,
+				Path: envoyconfig.HealthPath,
 				Port: intstr.FromString(gatewayMetricsName),
 			}},
 			PeriodSeconds:    period,
@@ -95,9 +95,9 @@ func renderGatewayDeployment(n names, p gatewayParams) *appsv1.Deployment {
 			Containers: []corev1.Container{{
 				Name:  podtemplate.GatewayContainer,
 				Image: p.Image,
-				Args:  []string{"envoy", "-c", gatewayConfigMount + "/" + gateway.ConfigKey},
+				Args:  []string{"envoy", "-c", gatewayConfigMount + "/" + envoyconfig.ConfigKey},
 				Ports: []corev1.ContainerPort{
-					{Name: gatewayPortName, ContainerPort: gateway.ListenerPort, Protocol: corev1.ProtocolTCP},
+					{Name: gatewayPortName, ContainerPort: envoyconfig.ListenerPort, Protocol: corev1.ProtocolTCP},
 					{Name: gatewayMetricsName, ContainerPort: p.MetricsPort, Protocol: corev1.ProtocolTCP},
 				},
 				Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{
@@ -114,7 +114,7 @@ func renderGatewayDeployment(n names, p gatewayParams) *appsv1.Deployment {
 			Volumes: []corev1.Volume{
 				{Name: podtemplate.VolumeGatewayConfig, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 					LocalObjectReference: corev1.LocalObjectReference{Name: n.gatewayConfig()},
-					Items:                []corev1.KeyToPath{{Key: gateway.ConfigKey, Path: gateway.ConfigKey}},
+					Items:                []corev1.KeyToPath{{Key: envoyconfig.ConfigKey, Path: envoyconfig.ConfigKey}},
 				}}},
 				emptyDirVolume(podtemplate.VolumeGatewayTmp),
 			},
@@ -156,7 +156,7 @@ func renderGatewayService(n names) *corev1.Service {
 			Ports: []corev1.ServicePort{{
 				Name:       gatewayPortName,
 				Port:       GatewayPort,
-				TargetPort: intstr.FromInt32(gateway.ListenerPort),
+				TargetPort: intstr.FromInt32(envoyconfig.ListenerPort),
 				Protocol:   corev1.ProtocolTCP,
 			}},
 		},

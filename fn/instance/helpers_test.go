@@ -16,7 +16,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/fieldpath"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/firebolt-db/firebolt-crossplane/fn/instance/gateway"
+	"github.com/firebolt-db/firebolt-crossplane/fn/instance/envoyconfig"
 )
 
 // Facts of the instance most cases compose.
@@ -115,7 +115,7 @@ func b64(s string) string {
 // ConfigMap carries exactly it is this one's.
 func envoyConfig(t *testing.T, metricsPort int32) string {
 	t.Helper()
-	b, err := gateway.Config(gateway.Params{Namespace: namespace, MetricsPort: metricsPort})
+	b, err := envoyconfig.Config(envoyconfig.Params{Namespace: namespace, MetricsPort: metricsPort})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func (w want) build(t *testing.T) *fnv1.RunFunctionResponse {
 		Meta: &fnv1.ResponseMeta{Ttl: durationpb.New(w.ttl)},
 		Desired: &fnv1.State{
 			Composite: &fnv1.Resource{
-				Resource: obj{"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltInstance", "status": map[string]any(w.status)}.structpb(t),
+				Resource: obj{"status": map[string]any(w.status)}.structpb(t),
 				Ready:    ready,
 			},
 			Resources: map[string]*fnv1.Resource{},

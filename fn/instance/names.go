@@ -9,7 +9,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
-	"github.com/firebolt-db/firebolt-crossplane/fn/instance/gateway"
+	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 )
 
 // Composition resource names. Crossplane keeps the object name it first saw
@@ -55,10 +55,6 @@ const (
 	GatewayPort  int32 = 80
 )
 
-// clusterDomain is the DNS domain the published endpoints use, as the
-// original operator's.
-const clusterDomain = gateway.DefaultClusterDomain
-
 // names derives every object name of one instance from its claim name, so
 // that a name is spelled in one place.
 type names struct {
@@ -66,7 +62,7 @@ type names struct {
 	namespace string
 }
 
-func (n names) postgresCredentials() string { return n.instance + "-metadata-postgres-creds" }
+func (n names) postgresCredentials() string { return contract.PostgresCredentials(n.instance) }
 func (n names) postgres() string            { return n.instance + "-metadata-pg" }
 
 // postgresVolume is the claim the StatefulSet controller creates for the
@@ -78,17 +74,17 @@ func (n names) gatewayConfig() string  { return n.instance + "-gateway-config" }
 func (n names) gateway() string        { return n.instance + "-gateway" }
 
 func (n names) postgresHost() string {
-	return fmt.Sprintf("%s.%s.svc.%s", n.postgres(), n.namespace, clusterDomain)
+	return contract.ServiceHost(n.postgres(), n.namespace)
 }
 
 // metadataEndpoint is where engines reach the metadata service.
 func (n names) metadataEndpoint() string {
-	return fmt.Sprintf("%s.%s.svc.%s:%d", n.metadata(), n.namespace, clusterDomain, MetadataPort)
+	return fmt.Sprintf("%s:%d", contract.ServiceHost(n.metadata(), n.namespace), MetadataPort)
 }
 
 // gatewayEndpoint is the gateway Service's host; clients use port 80.
 func (n names) gatewayEndpoint() string {
-	return fmt.Sprintf("%s.%s.svc.%s", n.gateway(), n.namespace, clusterDomain)
+	return contract.ServiceHost(n.gateway(), n.namespace)
 }
 
 // labels are the labels of every object of component c, and the selector of

@@ -36,7 +36,7 @@ func renderAll(t *testing.T, name string) []*unstructured.Unstructured {
 	// The PostgreSQL StatefulSet follows its Secret: compute again with
 	// the minted Secret observed to get every object.
 	if d, ok := p.Resources[RNPostgresCredentials]; ok {
-		secret := &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: d.Object.UnstructuredContent()}}
+		secret := &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: d.Object}}
 		in.Observed = map[resource.Name]*composed.Unstructured{RNPostgresCredentials: secret}
 		if p, err = Compute(in, cfg); err != nil {
 			t.Fatal(err)
@@ -44,7 +44,7 @@ func renderAll(t *testing.T, name string) []*unstructured.Unstructured {
 	}
 	out := make([]*unstructured.Unstructured, 0, len(p.Resources))
 	for _, d := range p.Resources {
-		out = append(out, &unstructured.Unstructured{Object: d.Object.UnstructuredContent()})
+		out = append(out, &unstructured.Unstructured{Object: d.Object})
 	}
 	return out
 }

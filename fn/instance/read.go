@@ -1,24 +1,13 @@
 package instance
 
 import (
-	"encoding/json"
-
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/crossplane/function-sdk-go/errors"
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
-)
-
-// Claim labels Crossplane puts on a composite that has a claim.
-const (
-	labelClaimName      = "crossplane.io/claim-name"
-	labelClaimNamespace = "crossplane.io/claim-namespace"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // Requirement names under which Crossplane sends what the composer asks for
@@ -35,7 +24,7 @@ type Inputs struct {
 	XR v1alpha1.XFireboltInstance
 
 	// Claim name and namespace: objects are named after the claim and live
-	// in its namespace.
+	// in its namespace. Empty when the composite has no claim labels.
 	Claim string
 	// Namespace of the claim.
 	Namespace string
@@ -90,48 +79,33 @@ type SecretFacts struct {
 }
 
 // Condition is a status condition as compute sees it.
-type Condition struct {
-	Type    string                 `json:"type"`
-	Status  corev1.ConditionStatus `json:"status"`
-	Reason  string                 `json:"reason"`
-	Message string                 `json:"message,omitempty"`
-}
+type Condition = composite.Condition
 
-// read decodes the request. It does no I/O beyond asking pw for a candidate
+// read decodes the call. It does no I/O beyond asking pw for a candidate
 // password, and only when the instance runs its own PostgreSQL.
-func read(req *fnv1.RunFunctionRequest, pw PasswordGenerator) (Inputs, error) {
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
-		return Inputs{}, errors.Wrap(err, "cannot get observed composite resource")
-	}
+func read(c composite.Call, pw PasswordGenerator) (Inputs, error) {
 	in := Inputs{}
-	if err := fromMap(oxr.Resource.UnstructuredContent(), &in.XR); err != nil {
+	if err := composite.Decode(c.XR.Resource.UnstructuredContent(), &in.XR); err != nil {
 		return Inputs{}, errors.Wrap(err, "cannot decode XFireboltInstance")
 	}
-	l := oxr.Resource.GetLabels()
-	in.Claim, in.Namespace = l[labelClaimName], l[labelClaimNamespace]
-	if in.Claim == "" || in.Namespace == "" {
-		return Inputs{}, errors.Errorf("composite has no %s and %s labels: FireboltInstance objects are composed into the claim's namespace, so apply a FireboltInstance claim instead of an XFireboltInstance", labelClaimName, labelClaimNamespace)
+	in.Conditions = composite.Conditions(c.XR.Resource.UnstructuredContent())
+	var err error
+	if in.Observed, err = composite.ObservedComposed(c.Req); err != nil {
+		return Inputs{}, err
 	}
-
-	in.Conditions = conditions(oxr.Resource.UnstructuredContent())
-	if in.ClaimGen, err = claimgen.Read(req, in.Claim, in.XR.Spec); err != nil {
+	claim := composite.ClaimOf(c.XR)
+	if !claim.Known() {
+		return in, nil
+	}
+	in.Claim, in.Namespace = claim.Name, claim.Namespace
+	if in.ClaimGen, err = claimgen.Read(c.Req, in.Claim, in.XR.Spec); err != nil {
 		return Inputs{}, err
 	}
 
-	ocds, err := request.GetObservedComposedResources(req)
-	if err != nil {
-		return Inputs{}, errors.Wrap(err, "cannot get observed composed resources")
-	}
-	in.Observed = make(map[resource.Name]*composed.Unstructured, len(ocds))
-	for n, o := range ocds {
-		in.Observed[n] = o.Resource
-	}
-
 	if in.XR.Spec.Metadata.Postgres != nil {
-		items, resolved, err := request.GetRequiredResource(req, reqPostgresCredentials)
+		items, resolved, err := composite.Required(c.Req, reqPostgresCredentials, "PostgreSQL credentials Secret")
 		if err != nil {
-			return Inputs{}, errors.Wrap(err, "cannot get required PostgreSQL credentials Secret")
+			return Inputs{}, err
 		}
 		in.PostgresSecret = secretFacts(items, resolved)
 		return in, nil
@@ -139,13 +113,13 @@ func read(req *fnv1.RunFunctionRequest, pw PasswordGenerator) (Inputs, error) {
 	if _, ok := in.Observed[RNPostgresCredentials]; ok {
 		return in, nil
 	}
-	secrets, sres, err := request.GetRequiredResource(req, reqPostgresCredentials)
+	secrets, sres, err := composite.Required(c.Req, reqPostgresCredentials, "PostgreSQL credentials Secret")
 	if err != nil {
-		return Inputs{}, errors.Wrap(err, "cannot get required PostgreSQL credentials Secret")
+		return Inputs{}, err
 	}
-	vols, vres, err := request.GetRequiredResource(req, reqPostgresVolume)
+	vols, vres, err := composite.Required(c.Req, reqPostgresVolume, "PostgreSQL volume claim")
 	if err != nil {
-		return Inputs{}, errors.Wrap(err, "cannot get required PostgreSQL volume claim")
+		return Inputs{}, err
 	}
 	in.Existing = ExistingDatabase{Resolved: sres && vres}
 	if len(secrets) > 0 {
@@ -181,32 +155,4 @@ func secretFacts(items []resource.Required, resolved bool) SecretFacts {
 		}
 	}
 	return f
-}
-
-// fromMap decodes unstructured content into a typed object through JSON,
-// which also turns the float64 numbers of a protobuf Struct into integers.
-func fromMap(m map[string]any, into any) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, into)
-}
-
-// conditions reads status.conditions, which Crossplane maintains and the
-// API types leave out.
-func conditions(xr map[string]any) map[string]Condition {
-	var st struct {
-		Status struct {
-			Conditions []Condition `json:"conditions"`
-		} `json:"status"`
-	}
-	out := map[string]Condition{}
-	if err := fromMap(xr, &st); err != nil {
-		return out
-	}
-	for _, c := range st.Status.Conditions {
-		out[c.Type] = c
-	}
-	return out
 }

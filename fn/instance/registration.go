@@ -1,6 +1,6 @@
 package instance
 
-import corev1 "k8s.io/api/core/v1"
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // TypeEngineRegistration reports spec.metadata.engineRegistration, which is
 // accepted and stored but has no effect yet.
@@ -19,7 +19,7 @@ const (
 // to Disabled, because Crossplane keeps a condition a function stops
 // sending.
 func engineRegistration(enabled bool, prev map[string]Condition) *Condition {
-	c := &Condition{Type: TypeEngineRegistration, Status: corev1.ConditionFalse}
+	c := &Condition{Type: TypeEngineRegistration, Status: metav1.ConditionFalse}
 	switch _, seen := prev[TypeEngineRegistration]; {
 	case enabled:
 		c.Reason = ReasonNotImplemented

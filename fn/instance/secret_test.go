@@ -15,6 +15,7 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn"
 	"github.com/firebolt-db/firebolt-crossplane/fn/instance"
 )
@@ -187,7 +188,7 @@ gateway: {}
 				logs.WriteString(prefix + " " + args + "\n")
 			}, funcr.Options{Verbosity: 10}))
 			pw := instance.PasswordGeneratorFn(func() (string, error) { return canary, nil })
-			f := fn.NewWithComposers(log, map[string]fn.Composer{fn.KindInstance: instance.New(log, instance.WithPasswordGenerator(pw))})
+			f := fn.NewWithComposers(log, map[string]fn.Composer{v1alpha1.XFireboltInstanceKind: instance.New(instance.WithPasswordGenerator(pw))})
 
 			rsp, err := f.RunFunction(context.Background(), tc.req(t).build(t))
 			if err != nil {

@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // userErrors are the reasons that need someone to act; becoming one of them
@@ -46,33 +45,33 @@ func (c *computation) status(id string, metaBlock, gwBlock *blocked, internalPos
 	meta := Condition{Type: TypeMetadataReady}
 	switch {
 	case metaBlock != nil:
-		meta.Status, meta.Reason, meta.Message = corev1.ConditionFalse, metaBlock.reason, metaBlock.message
+		meta.Status, meta.Reason, meta.Message = metav1.ConditionFalse, metaBlock.reason, metaBlock.message
 	case c.idRefused != nil:
-		meta.Status, meta.Reason, meta.Message = corev1.ConditionFalse, c.idRefused.reason, c.idRefused.message
+		meta.Status, meta.Reason, meta.Message = metav1.ConditionFalse, c.idRefused.reason, c.idRefused.message
 	case metaServing:
-		meta.Status, meta.Reason, meta.Message = corev1.ConditionTrue, ReasonReady, "metadata service is available at "+st.MetadataEndpoint
+		meta.Status, meta.Reason, meta.Message = metav1.ConditionTrue, ReasonReady, "metadata service is available at "+st.MetadataEndpoint
 	default:
 		var waiting []string
 		if internalPostgres && !statefulSetReady(c.in.Observed[RNPostgres]) {
 			waiting = append(waiting, fmt.Sprintf("PostgreSQL StatefulSet %q to become ready", n.postgres()))
 		}
 		waiting = append(waiting, fmt.Sprintf("Deployment %q to become available", n.metadata()))
-		meta.Status, meta.Reason, meta.Message = corev1.ConditionFalse, ReasonProvisioning, "waiting for "+strings.Join(waiting, " and ")
+		meta.Status, meta.Reason, meta.Message = metav1.ConditionFalse, ReasonProvisioning, "waiting for "+strings.Join(waiting, " and ")
 	}
 
 	gw := Condition{Type: TypeGatewayReady}
 	switch {
 	case gwBlock != nil:
-		gw.Status, gw.Reason, gw.Message = corev1.ConditionFalse, gwBlock.reason, gwBlock.message
+		gw.Status, gw.Reason, gw.Message = metav1.ConditionFalse, gwBlock.reason, gwBlock.message
 	case gwServing:
-		gw.Status, gw.Reason, gw.Message = corev1.ConditionTrue, ReasonReady, "gateway is available at "+st.GatewayEndpoint
+		gw.Status, gw.Reason, gw.Message = metav1.ConditionTrue, ReasonReady, "gateway is available at "+st.GatewayEndpoint
 	default:
-		gw.Status, gw.Reason, gw.Message = corev1.ConditionFalse, ReasonProvisioning, fmt.Sprintf("waiting for Deployment %q to become available", n.gateway())
+		gw.Status, gw.Reason, gw.Message = metav1.ConditionFalse, ReasonProvisioning, fmt.Sprintf("waiting for Deployment %q to become available", n.gateway())
 	}
 
 	prev := c.in.XR.Status.Phase
 	switch {
-	case meta.Status == corev1.ConditionTrue && gw.Status == corev1.ConditionTrue:
+	case meta.Status == metav1.ConditionTrue && gw.Status == metav1.ConditionTrue:
 		st.Phase = v1alpha1.InstancePhaseReady
 	case prev == v1alpha1.InstancePhaseReady || prev == v1alpha1.InstancePhaseDegraded:
 		st.Phase = v1alpha1.InstancePhaseDegraded
@@ -93,22 +92,22 @@ func (c *computation) status(id string, metaBlock, gwBlock *blocked, internalPos
 		old, seen := c.in.Conditions[cond.Type]
 		changed := !seen || old.Reason != cond.Reason || old.Status != cond.Status
 		if changed && userErrors[cond.Reason] {
-			p.Results = append(p.Results, Result{Severity: fnv1.Severity_SEVERITY_WARNING, Reason: cond.Reason, Message: cond.Message})
+			p.Results = append(p.Results, Result{Severity: composite.SeverityWarning, Reason: cond.Reason, Message: cond.Message})
 		}
 	}
 	if st.Phase != prev {
 		switch st.Phase {
 		case v1alpha1.InstancePhaseReady:
-			p.Results = append(p.Results, Result{Severity: fnv1.Severity_SEVERITY_NORMAL, Reason: string(st.Phase),
+			p.Results = append(p.Results, Result{Severity: composite.SeverityNormal, Reason: string(st.Phase),
 				Message: fmt.Sprintf("FireboltInstance is Ready: metadata service at %s, gateway at %s", st.MetadataEndpoint, st.GatewayEndpoint)})
 		case v1alpha1.InstancePhaseDegraded:
 			var why []string
 			for _, cond := range p.Conditions {
-				if cond.Status != corev1.ConditionTrue {
+				if cond.Status != metav1.ConditionTrue {
 					why = append(why, cond.Type+": "+cond.Message)
 				}
 			}
-			p.Results = append(p.Results, Result{Severity: fnv1.Severity_SEVERITY_WARNING, Reason: string(st.Phase),
+			p.Results = append(p.Results, Result{Severity: composite.SeverityWarning, Reason: string(st.Phase),
 				Message: "FireboltInstance is Degraded: " + strings.Join(why, "; ")})
 		}
 	}

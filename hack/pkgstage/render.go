@@ -4,17 +4,14 @@ import (
 	"fmt"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )
 
-// composite kinds and the Compositions that compose them; the XRDs name
-// these Compositions as their defaultCompositionRef.
-var composites = []struct{ file, kind, plural string }{
-	{"engine.yaml", "XFireboltEngine", "xfireboltengines"},
-	{"engineclass.yaml", "XFireboltEngineClass", "xfireboltengineclasses"},
-	{"instance.yaml", "XFireboltInstance", "xfireboltinstances"},
-}
-
-const group = "compute.firebolt.io"
+// group is the API group of every composite; the XRDs name the
+// Compositions generated for v1alpha1.Composites as their
+// defaultCompositionRef.
+const group = v1alpha1.Group
 
 // Files renders every file whose content depends on the registry path, by
 // path relative to the repository (or staging) root.
@@ -44,8 +41,8 @@ func Files(p Packages) (map[string][]byte, error) {
 	if err := add("crossplane.yaml", generated, configurationMeta(p, constraint)); err != nil {
 		return nil, err
 	}
-	for _, c := range composites {
-		if err := add("composition/"+c.file, generated, composition(c.kind, c.plural, fn)); err != nil {
+	for _, c := range v1alpha1.Composites {
+		if err := add("composition/"+c.Composition, generated, composition(c.Kind, c.Plural, fn)); err != nil {
 			return nil, err
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )
 
 const repoRoot = "../.."
@@ -73,7 +75,7 @@ func TestFunctionRefFollowsRegistry(t *testing.T) {
 			if diff := cmp.Diff([]struct{ Package, Version string }{{tc.registry + "/function-firebolt", ">=v1.2.3, <v2.0.0-0"}}, meta.Spec.DependsOn); diff != "" {
 				t.Errorf("dependsOn (-want +got):\n%s", diff)
 			}
-			for _, c := range composites {
+			for _, c := range v1alpha1.Composites {
 				var comp struct {
 					Spec struct {
 						Pipeline []struct {
@@ -81,11 +83,11 @@ func TestFunctionRefFollowsRegistry(t *testing.T) {
 						} `json:"pipeline"`
 					} `json:"spec"`
 				}
-				if err := yaml.Unmarshal(files["composition/"+c.file], &comp); err != nil {
+				if err := yaml.Unmarshal(files["composition/"+c.Composition], &comp); err != nil {
 					t.Fatal(err)
 				}
 				if len(comp.Spec.Pipeline) != 1 || comp.Spec.Pipeline[0].FunctionRef.Name != tc.want {
-					t.Errorf("%s: functionRef %+v, want %q", c.file, comp.Spec.Pipeline, tc.want)
+					t.Errorf("%s: functionRef %+v, want %q", c.Composition, comp.Spec.Pipeline, tc.want)
 				}
 			}
 		})

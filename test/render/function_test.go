@@ -9,11 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/internal/xptools"
 )
 
 // startFunction builds cmd/function and serves it on a free loopback port
-// with --insecure, exactly as make render does, until the test ends.
+// with --insecure and no cluster access until the test ends; make render
+// runs this test.
 func startFunction(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -68,17 +70,10 @@ func startFunction(t *testing.T) string {
 	}
 }
 
-// compositeFiles maps a composite kind to its Composition and XRD.
-var compositeFiles = map[string]struct{ composition, xrd string }{
-	"XFireboltEngine":      {"composition/engine.yaml", "apis/definitions/xfireboltengines.yaml"},
-	"XFireboltEngineClass": {"composition/engineclass.yaml", "apis/definitions/xfireboltengineclasses.yaml"},
-	"XFireboltInstance":    {"composition/instance.yaml", "apis/definitions/xfireboltinstances.yaml"},
-}
-
 func filesFor(kind string) (string, string, error) {
-	f, ok := compositeFiles[kind]
+	k, ok := v1alpha1.CompositeKindOf(kind)
 	if !ok {
 		return "", "", fmt.Errorf("no Composition for kind %q", kind)
 	}
-	return f.composition, f.xrd, nil
+	return "composition/" + k.Composition, k.XRD(), nil
 }

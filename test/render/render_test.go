@@ -21,7 +21,12 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/internal/xptools"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under examples/render")
+var (
+	update = flag.Bool("update", false, "rewrite the golden files under examples/render")
+	// out is how make render keeps what this test renders: the same
+	// function, flags and environment as the goldens, one file per example.
+	out = flag.String("out", "", "also write each example's rendered output to DIR/<example>.yaml")
+)
 
 func TestRender(t *testing.T) {
 	root := xptools.Root()
@@ -57,6 +62,14 @@ func TestRender(t *testing.T) {
 				}
 			}
 			got := stableResults(run(t, root, crossplane, args...))
+			if *out != "" {
+				if err := os.MkdirAll(*out, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(*out, filepath.Base(dir)+".yaml"), got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 
 			golden := filepath.Join(dir, "expected.yaml")
 			if *update {

@@ -7,19 +7,21 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )
 
 // The product's kinds.
-const Group = "compute.firebolt.io"
+const Group = v1alpha1.Group
 
 // Claim and composite kinds.
 var (
-	InstanceGVK   = schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "FireboltInstance"}
-	EngineGVK     = schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "FireboltEngine"}
-	ClassGVK      = schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "FireboltEngineClass"}
-	XInstanceGVK  = schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "XFireboltInstance"}
-	XEngineGVK    = schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "XFireboltEngine"}
-	XClassGVK     = schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "XFireboltEngineClass"}
+	InstanceGVK   = v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.FireboltInstanceKind)
+	EngineGVK     = v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.FireboltEngineKind)
+	ClassGVK      = v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.FireboltEngineClassKind)
+	XInstanceGVK  = v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.XFireboltInstanceKind)
+	XEngineGVK    = v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.XFireboltEngineKind)
+	XClassGVK     = v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.XFireboltEngineClassKind)
 	claimAndXRGVK = []schema.GroupVersionKind{InstanceGVK, ClassGVK, EngineGVK, XInstanceGVK, XClassGVK, XEngineGVK}
 )
 

@@ -1,4 +1,4 @@
-package class
+package engine
 
 import (
 	"crypto/sha256"
@@ -8,10 +8,13 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 )
 
 // Deletion protection is Crossplane's own: every engine that names a class
@@ -56,11 +59,9 @@ func IsUsageResourceName(n resource.Name) bool {
 	return strings.HasPrefix(string(n), usageResourcePrefix)
 }
 
-// Labels on the Usage, to find an engine's Usage or a class's users.
-const (
-	LabelEngine      = "firebolt.io/engine"
-	LabelEngineClass = "firebolt.io/engine-class"
-)
+// LabelEngineClass on the Usage, beside LabelEngine, finds a class's
+// users.
+const LabelEngineClass = contract.LabelEngineClass
 
 // UsageName is the name of the Usage engine composes for class: unique per
 // engine and class in a namespace (the hash has no dashes, so no two pairs
@@ -129,4 +130,28 @@ func UsageReason(engine string, bound []string) string {
 		list += fmt.Sprintf(" and %d more", more)
 	}
 	return r + " (bound engines: " + list + ")"
+}
+
+// classUsage is the Usage that stops the engine's class from being deleted
+// while the engine names it. It is composed once the class exists (a Usage
+// of a missing object cannot become ready) and kept while it is observed, so
+// a call whose requirements are not resolved yet does not drop it. The
+// first call writes only the status intent, like every other object. The
+// Usage of a class the engine no longer names is left out, so Crossplane
+// deletes it.
+func classUsage(in Inputs) (resource.Name, DesiredObject, bool) {
+	name := UsageResourceName(in.Class.Name)
+	obs := in.Observed[name]
+	if in.Class.Name == "" || in.Status.Phase == "" || (!in.Class.Found && obs == nil) {
+		return "", DesiredObject{}, false
+	}
+	u := Usage(in.Namespace, in.Engine, in.Class.Name, in.Class.BoundEngines)
+	if !in.Class.Found {
+		// The class's list is not known on this call: keep the reason the
+		// Usage has rather than rewrite it to name this engine alone.
+		if r, ok, _ := unstructured.NestedString(obs.Object, "spec", "reason"); ok {
+			_ = unstructured.SetNestedField(u.Object, r, "spec", "reason")
+		}
+	}
+	return name, DesiredObject{Object: u.Object, Ready: obs != nil}, true
 }

@@ -1,4 +1,4 @@
-package gateway
+package envoyconfig
 
 import (
 	_ "embed"

@@ -1,11 +1,11 @@
-// Package gateway renders the instance gateway's Envoy configuration.
+// Package envoyconfig renders the instance gateway's Envoy configuration.
 //
 // The configuration is a pure function of the FireboltInstance: engines are
 // found at request time (the Lua filter names the engine Service, the dynamic
 // forward proxy resolves it), so nothing about engines is an input and engine
 // create, delete, scale or rollout can never change the gateway ConfigMap or
 // roll the gateway pods.
-package gateway
+package envoyconfig
 
 import (
 	"fmt"
@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/crossplane/function-sdk-go/errors"
+
+	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 )
 
 // Fixed facts of the gateway that the Deployment, Service and probes must
@@ -40,14 +42,7 @@ const (
 
 	// StatsPath is the only path the metrics listener forwards to admin.
 	StatsPath = "/stats/prometheus"
-
-	// DefaultClusterDomain is the Kubernetes cluster DNS domain.
-	DefaultClusterDomain = "cluster.local"
 )
-
-// engineQueryPort is the engine Service's http-query port. It must match the
-// port the engine composer puts on <engine>-service; nothing else links them.
-const engineQueryPort = 3473
 
 // Params are the instance-side facts the gateway configuration depends on.
 // There are deliberately no engine-side fields.
@@ -94,7 +89,7 @@ func Config(p Params) ([]byte, error) {
 
 func withDefaults(p Params) Params {
 	if p.ClusterDomain == "" {
-		p.ClusterDomain = DefaultClusterDomain
+		p.ClusterDomain = contract.ClusterDomain
 	}
 	p.MetricsPort = MetricsPortOrDefault(p.MetricsPort)
 	return p
@@ -135,5 +130,5 @@ func validate(p Params) field.ErrorList {
 // engineAuthoritySuffix is what the Lua filter appends to an engine name:
 // the engine's headless Service and its query port.
 func engineAuthoritySuffix(p Params) string {
-	return fmt.Sprintf("-service.%s.svc.%s:%d", p.Namespace, p.ClusterDomain, engineQueryPort)
+	return fmt.Sprintf("%s.%s.svc.%s:%d", contract.RoutingServiceSuffix, p.Namespace, p.ClusterDomain, contract.EngineQueryPort)
 }

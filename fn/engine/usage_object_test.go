@@ -1,4 +1,4 @@
-package class_test
+package engine_test
 
 import (
 	"slices"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/firebolt-db/firebolt-crossplane/fn/class"
+	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
 )
 
 func TestUsage(t *testing.T) {
@@ -65,7 +65,7 @@ func TestUsage(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := class.Usage(tc.namespace, tc.engine, tc.class, tc.bound)
+			got := engine.Usage(tc.namespace, tc.engine, tc.class, tc.bound)
 			if diff := cmp.Diff(tc.want, got.UnstructuredContent()); diff != "" {
 				t.Errorf("%s\nUsage(%q, %q, %q, %q): -want, +got:\n%s", tc.reason, tc.namespace, tc.engine, tc.class, tc.bound, diff)
 			}
@@ -105,7 +105,7 @@ func TestUsageReason(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			before := slices.Clone(tc.bound)
-			if got := class.UsageReason(tc.engine, tc.bound); got != tc.want {
+			if got := engine.UsageReason(tc.engine, tc.bound); got != tc.want {
 				t.Errorf("%s\nUsageReason(%q, %q):\n got %s\nwant %s", tc.reason, tc.engine, tc.bound, got, tc.want)
 			}
 			if !slices.Equal(before, tc.bound) {
@@ -116,16 +116,16 @@ func TestUsageReason(t *testing.T) {
 }
 
 func TestUsageResourceName(t *testing.T) {
-	a, b := class.UsageResourceName("standard"), class.UsageResourceName("large")
+	a, b := engine.UsageResourceName("standard"), engine.UsageResourceName("large")
 	if a == b {
 		t.Errorf("two classes share the resource name %q", a)
 	}
 	for _, n := range []string{string(a), string(b)} {
-		if !class.IsUsageResourceName(resourceName(n)) {
+		if !engine.IsUsageResourceName(resourceName(n)) {
 			t.Errorf("IsUsageResourceName(%q) = false", n)
 		}
 	}
-	if class.IsUsageResourceName("g0-statefulset") {
+	if engine.IsUsageResourceName("g0-statefulset") {
 		t.Error("a generation's resource name is taken for a Usage")
 	}
 }

@@ -1,4 +1,4 @@
-package instance
+package composite
 
 import (
 	"testing"
@@ -12,7 +12,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 )
 
-func TestToComposed(t *testing.T) {
+func TestToDesired(t *testing.T) {
 	cases := map[string]struct {
 		reason string
 		obj    runtime.Object
@@ -62,18 +62,18 @@ func TestToComposed(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := toComposed(tc.obj)
+			got, err := ToDesired(tc.obj)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, got.UnstructuredContent()); diff != "" {
-				t.Errorf("%s\ntoComposed(...): -want, +got:\n%s", tc.reason, diff)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nToDesired(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
 }
 
-func TestFrozen(t *testing.T) {
+func TestUnchanged(t *testing.T) {
 	observed := composed.New()
 	observed.SetUnstructuredContent(map[string]any{
 		"apiVersion": "apps/v1",
@@ -106,11 +106,46 @@ func TestFrozen(t *testing.T) {
 		"spec": map[string]any{"replicas": float64(1)},
 	}
 	before := observed.DeepCopy()
-	got := frozen(observed)
-	if diff := cmp.Diff(want, got.UnstructuredContent()); diff != "" {
-		t.Errorf("frozen(...): -want, +got:\n%s", diff)
+	got := Unchanged(observed.UnstructuredContent())
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Unchanged(...): -want, +got:\n%s", diff)
 	}
 	if diff := cmp.Diff(before.UnstructuredContent(), observed.UnstructuredContent()); diff != "" {
-		t.Errorf("frozen modified its input: -before, +after:\n%s", diff)
+		t.Errorf("Unchanged modified its input: -before, +after:\n%s", diff)
+	}
+}
+
+func TestUnchangedDropsKubectlLastApplied(t *testing.T) {
+	cases := map[string]struct {
+		reason      string
+		annotations map[string]any
+		want        map[string]any
+	}{
+		"OthersKept": {
+			reason:      "kubectl's copy of what it applied is never the function's; other annotations stay.",
+			annotations: map[string]any{annotationLastAppliedKubectl: "{}", "crossplane.io/composition-resource-name": "g0-headless"},
+			want: map[string]any{"name": "demo-g0-hl", "namespace": "firebolt",
+				"annotations": map[string]any{"crossplane.io/composition-resource-name": "g0-headless"}},
+		},
+		"NoneLeft": {
+			reason:      "An annotation map left empty goes.",
+			annotations: map[string]any{annotationLastAppliedKubectl: "{}"},
+			want:        map[string]any{"name": "demo-g0-hl", "namespace": "firebolt"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			observed := map[string]any{
+				"apiVersion": "v1", "kind": "Service",
+				"metadata": map[string]any{"name": "demo-g0-hl", "namespace": "firebolt", "uid": "u", "annotations": tc.annotations},
+			}
+			got := Unchanged(observed)
+			if diff := cmp.Diff(tc.want, got["metadata"]); diff != "" {
+				t.Errorf("%s\nUnchanged(...) metadata: -want, +got:\n%s", tc.reason, diff)
+			}
+			if _, ok := tc.annotations[annotationLastAppliedKubectl]; !ok {
+				t.Error("Unchanged modified the observed object")
+			}
+		})
 	}
 }

@@ -1,0 +1,91 @@
+package composite
+
+import (
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+)
+
+// Decode decodes unstructured content into typed values through JSON,
+// which also turns the float64 numbers of a protobuf Struct into integers,
+// and ignores fields the type does not know (Crossplane's own spec fields,
+// conditions).
+func Decode(m map[string]any, into ...any) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	for _, v := range into {
+		if err := json.Unmarshal(b, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DecodeField decodes obj[key] into out as Decode does; an absent key
+// leaves out as it is.
+func DecodeField(obj map[string]any, key string, out any) error {
+	v, ok := obj[key]
+	if !ok || v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
+}
+
+// ObservedComposed is the observed composed resources by
+// composition-resource-name.
+func ObservedComposed(req *fnv1.RunFunctionRequest) (map[resource.Name]*composed.Unstructured, error) {
+	ocds, err := request.GetObservedComposedResources(req)
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot get observed composed resources")
+	}
+	out := make(map[resource.Name]*composed.Unstructured, len(ocds))
+	for n, o := range ocds {
+		out[n] = o.Resource
+	}
+	return out, nil
+}
+
+// Required is what Crossplane fetched for the requirement name; resolved
+// is false until it has tried. what names the resource in the error.
+func Required(req *fnv1.RunFunctionRequest, name, what string) ([]resource.Required, bool, error) {
+	items, resolved, err := request.GetRequiredResource(req, name)
+	if err != nil {
+		return nil, false, errors.Wrapf(err, "cannot get required %s", what)
+	}
+	return items, resolved, nil
+}
+
+// RequiredNamed is the object called name among what Crossplane fetched
+// for the requirement reqName (nil when it found none); resolved is false
+// until it has tried. what names the resource in the error.
+func RequiredNamed(req *fnv1.RunFunctionRequest, reqName, what, name string) (*unstructured.Unstructured, bool, error) {
+	items, resolved, err := Required(req, reqName, what)
+	if err != nil {
+		return nil, false, err
+	}
+	return Named(items, name), resolved, nil
+}
+
+// Named picks the required object called name. Crossplane matches by
+// name, but a requirement from an earlier call (the reference changed in
+// between) may still be what the request carries.
+func Named(items []resource.Required, name string) *unstructured.Unstructured {
+	for _, it := range items {
+		if it.Resource != nil && it.Resource.GetName() == name {
+			return it.Resource
+		}
+	}
+	return nil
+}
