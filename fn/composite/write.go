@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -21,6 +22,10 @@ import (
 type Desired struct {
 	Object map[string]any
 	Ready  bool
+	// Struct, when set, is Object in protobuf form, written as it is
+	// instead of converting Object on every call: it must equal
+	// structpb.NewStruct(Object) and belong to this response alone.
+	Struct *structpb.Struct
 }
 
 // Response is everything a composer decided in one call; S is the type of
@@ -69,6 +74,10 @@ func Write[S any](req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, r
 
 	dcds := make(map[resource.Name]*resource.DesiredComposed, len(r.Resources))
 	for name, d := range r.Resources {
+		if d.Struct != nil {
+			setDesired(rsp, name, d)
+			continue
+		}
 		u := composed.New()
 		u.SetUnstructuredContent(d.Object)
 		dcds[name] = &resource.DesiredComposed{Resource: u, Ready: readiness(d.Ready)}
@@ -116,6 +125,22 @@ func Write[S any](req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, r
 	}
 	rsp.Meta.Ttl = durationpb.New(r.TTL)
 	return nil
+}
+
+// setDesired puts an already encoded desired resource into the response
+// as response.SetDesiredComposedResources does.
+func setDesired(rsp *fnv1.RunFunctionResponse, name resource.Name, d Desired) {
+	if rsp.GetDesired() == nil {
+		rsp.Desired = &fnv1.State{}
+	}
+	if rsp.GetDesired().GetResources() == nil {
+		rsp.Desired.Resources = map[string]*fnv1.Resource{}
+	}
+	ready := fnv1.Ready_READY_FALSE
+	if d.Ready {
+		ready = fnv1.Ready_READY_TRUE
+	}
+	rsp.Desired.Resources[string(name)] = &fnv1.Resource{Resource: d.Struct, Ready: ready}
 }
 
 func readiness(ready bool) resource.Ready {

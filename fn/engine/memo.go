@@ -50,6 +50,9 @@ type recordingEntry struct {
 	hash    string
 	encoded string
 	rec     Recording
+	// structs are rec's objects in protobuf form, made once (nil for a
+	// rejected recording).
+	structs *generationStructs
 }
 
 // decodeRecordingMemo is decodeRecording, remembered. The Recording's
@@ -57,16 +60,45 @@ type recordingEntry struct {
 // copies them), like a decoded recording always was.
 func decodeRecordingMemo(engine, namespace string, ps v1beta1.PodSecurity, r v1alpha1.GenerationRendering) Recording {
 	k := slot{Engine: engine, Namespace: namespace, Gen: r.Generation}
-	if e, ok := recordingMemo.get(k); ok && e.hash == r.Hash && e.encoded == r.Objects && reflect.DeepEqual(e.ps, ps) {
+	if e, ok := recordingMemo.get(k); ok && e.matches(ps, r) {
 		return e.rec
 	}
 	rec, size := decodeRecordingSized(engine, namespace, ps, r)
+	if size > memoRecordingBytes/16 {
+		// Not kept (see lru.put): encoding it for the response once more
+		// would be wasted work.
+		return rec
+	}
+	var structs *generationStructs
+	if rec.usable() {
+		structs = encodeStructs(rec.Objects)
+	}
 	// The weight is what the entry pins: the encoded form it is compared
-	// with and the JSON its objects were decoded from (the objects are in
-	// proportion to it; gzip can make that far more than the encoded
-	// form).
-	recordingMemo.put(k, recordingEntry{ps: *ps.DeepCopy(), hash: r.Hash, encoded: r.Objects, rec: rec}, len(r.Objects)+size)
+	// with and the JSON its objects were decoded from, twice over for the
+	// decoded and the protobuf objects (both are in proportion to it;
+	// gzip can make that far more than the encoded form).
+	recordingMemo.put(k, recordingEntry{ps: *ps.DeepCopy(), hash: r.Hash, encoded: r.Objects, rec: rec, structs: structs}, len(r.Objects)+2*size)
 	return rec
+}
+
+func (e recordingEntry) matches(ps v1beta1.PodSecurity, r v1alpha1.GenerationRendering) bool {
+	return e.hash == r.Hash && e.encoded == r.Objects && reflect.DeepEqual(e.ps, ps)
+}
+
+// recordedStructs is the protobuf form of the objects of rec, a recording
+// decodeRecordingMemo decoded under the allow-list ps, when the memo
+// still holds it; nil otherwise. The entry answers only for exactly the
+// recording it was decoded from, as decodeRecordingMemo's own lookup.
+func recordedStructs(engine, namespace string, ps v1beta1.PodSecurity, rec Recording) *generationStructs {
+	if !rec.usable() {
+		return nil
+	}
+	k := slot{Engine: engine, Namespace: namespace, Gen: rec.Generation}
+	r := v1alpha1.GenerationRendering{Generation: rec.Generation, Hash: rec.Hash, Objects: rec.Encoded}
+	if e, ok := recordingMemo.get(k); ok && e.matches(ps, r) {
+		return e.structs
+	}
+	return nil
 }
 
 // renderMemo remembers the hash a renderInput renders to.

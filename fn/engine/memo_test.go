@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/structpb"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
@@ -54,11 +56,46 @@ func TestDecodeRecordingMemoNeverAnswersForOtherInputs(t *testing.T) {
 		if diff := cmp.Diff(want, got, errText); diff != "" {
 			t.Errorf("%s: the memo answered differently from a fresh decode, -want, +got:\n%s", s.name, diff)
 		}
+		checkStructs(t, s.name, got, recordedStructs(in.Engine, in.Namespace, s.ps, got))
 		switch {
 		case s.reject == "" && got.Err != nil:
 			t.Errorf("%s: want accepted, got %v", s.name, got.Err)
 		case s.reject != "" && (got.Err == nil || !strings.Contains(got.Err.Error(), s.reject)):
 			t.Errorf("%s: want rejected for %q, got %v", s.name, s.reject, got.Err)
+		}
+	}
+	// The slot now holds the plain recording under an empty allow-list: it
+	// must not answer for another recording or another allow-list.
+	hostRec := decodeRecording(in.Engine, in.Namespace, allowMnt, v1alpha1.GenerationRendering{Generation: 5, Hash: host.Hash, Objects: host.Encoded})
+	if recordedStructs(in.Engine, in.Namespace, allowMnt, hostRec) != nil {
+		t.Error("the memo gave the protobuf objects of another recording")
+	}
+	plainRec := decodeRecording(in.Engine, in.Namespace, v1beta1.PodSecurity{}, v1alpha1.GenerationRendering{Generation: 5, Hash: plain.Hash, Objects: plain.Encoded})
+	if recordedStructs(in.Engine, in.Namespace, allowMnt, plainRec) != nil {
+		t.Error("the memo gave protobuf objects decoded under another allow-list")
+	}
+	if recordedStructs(in.Engine, in.Namespace, v1beta1.PodSecurity{}, plainRec) == nil {
+		t.Error("the memo lost the protobuf objects of the recording it holds")
+	}
+}
+
+// checkStructs wants a recording's protobuf objects, when it has them, to
+// be exactly its objects, and present for an accepted recording.
+func checkStructs(t *testing.T, name string, r Recording, structs *generationStructs) {
+	t.Helper()
+	if r.usable() != (structs != nil) {
+		t.Errorf("%s: accepted %v, but has protobuf objects %v", name, r.usable(), structs != nil)
+	}
+	if structs == nil {
+		return
+	}
+	for _, suffix := range generationSuffixes {
+		want, err := structpb.NewStruct(r.Objects.bySuffix(suffix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, structs.bySuffix[suffix], protocmp.Transform()); diff != "" {
+			t.Errorf("%s: the %s object's protobuf form differs from its object, -want, +got:\n%s", name, suffix, diff)
 		}
 	}
 }

@@ -85,23 +85,23 @@ func (m *machine) plan(now time.Time) Plan {
 		if hasRec && gen != m.abandoned {
 			keep[gen] = rec
 		}
+		var structs *generationStructs
+		if hasRec {
+			structs = recordedStructs(m.in.Engine, m.in.Namespace, m.in.Config.PodSecurity, rec)
+		}
 		for _, s := range generationSuffixes {
 			name := resourceName(gen, s)
 			obs := m.in.Observed[name]
 			if mode == emitExisting && obs == nil {
 				continue
 			}
-			var obj map[string]any
 			switch {
 			case hasRec:
-				obj = deepCopy(rec.Objects.bySuffix(s))
+				p.Resources[name] = rec.desired(structs, s, m.objectReady(gen, s, obs))
 			case obs != nil:
-				obj = composite.Unchanged(obs.Object)
+				p.Resources[name] = DesiredObject{Object: composite.Unchanged(obs.Object), Ready: m.objectReady(gen, s, obs)}
 				unrecorded = true
-			default:
-				continue
 			}
-			p.Resources[name] = DesiredObject{Object: obj, Ready: m.objectReady(gen, s, obs)}
 		}
 	}
 	for gen, rec := range m.recorded {

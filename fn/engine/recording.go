@@ -8,12 +8,14 @@ import (
 	"io"
 	"sort"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
 )
 
@@ -73,6 +75,45 @@ type Recording struct {
 	// Err says why a stored rendering could not be decoded; Objects is then
 	// empty and the generation is treated as having no recording.
 	Err error
+}
+
+// generationStructs are a generation's objects as structpb.NewStruct
+// makes them, by resource-name suffix.
+type generationStructs struct {
+	bySuffix map[string]*structpb.Struct
+}
+
+// encodeStructs is objs in protobuf form; nil when an object cannot be
+// encoded (then each call converts it, and fails, as it always did).
+func encodeStructs(objs GenerationObjects) *generationStructs {
+	out := &generationStructs{bySuffix: make(map[string]*structpb.Struct, len(generationSuffixes))}
+	for _, suffix := range generationSuffixes {
+		o := objs.bySuffix(suffix)
+		if o == nil {
+			continue
+		}
+		st, err := structpb.NewStruct(o)
+		if err != nil {
+			return nil
+		}
+		out.bySuffix[suffix] = st
+	}
+	return out
+}
+
+// desired is the desired resource for r's object with a resource-name
+// suffix; structs is r's objects in protobuf form, or nil. With the
+// protobuf form at hand, the response gets a copy of it, and Object is
+// the shared decoded object, which nothing downstream writes to (Write
+// reads Struct alone); otherwise Object is a copy that Write converts.
+func (r Recording) desired(structs *generationStructs, suffix string, ready bool) DesiredObject {
+	obj := r.Objects.bySuffix(suffix)
+	if structs != nil {
+		if st := structs.bySuffix[suffix]; st != nil {
+			return DesiredObject{Object: obj, Ready: ready, Struct: composite.CloneStruct(st)}
+		}
+	}
+	return DesiredObject{Object: deepCopy(obj), Ready: ready}
 }
 
 // usable reports whether the recording can reproduce its generation.
