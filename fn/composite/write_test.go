@@ -1,6 +1,8 @@
 package composite
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -77,5 +79,40 @@ func TestCloneStruct(t *testing.T) {
 	c.Fields["m"].GetStructValue().Fields["l"].GetListValue().Values[0] = structpb.NewNullValue()
 	if diff := cmp.Diff(want, orig, protocmp.Transform()); diff != "" {
 		t.Errorf("changing the clone changed the original: -want, +got:\n%s", diff)
+	}
+}
+
+// TestWriteEncodeStatus: a composer's own status encoder replaces the JSON
+// round trip and nothing else: owned fields it leaves out are still
+// deleted, other steps' fields kept.
+func TestWriteEncodeStatus(t *testing.T) {
+	req := func() *fnv1.RunFunctionRequest {
+		return &fnv1.RunFunctionRequest{Desired: &fnv1.State{Composite: &fnv1.Resource{
+			Resource: resource.MustStructJSON(`{"status": {"phase": "old", "count": 3, "other": "kept"}}`),
+		}}}
+	}
+	st := testStatus{Count: 1}
+	want := &fnv1.RunFunctionResponse{}
+	if err := Write(req(), want, Response[testStatus]{Status: st}); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	got := &fnv1.RunFunctionResponse{}
+	enc := func(s testStatus) (map[string]any, error) {
+		calls++
+		return map[string]any{"count": float64(s.Count)}, nil
+	}
+	if err := Write(req(), got, Response[testStatus]{Status: st, EncodeStatus: enc}); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Errorf("EncodeStatus called %d times, want 1", calls)
+	}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("-JSON round trip, +EncodeStatus:\n%s", diff)
+	}
+	failing := func(testStatus) (map[string]any, error) { return nil, errors.New("boom") }
+	if err := Write(req(), &fnv1.RunFunctionResponse{}, Response[testStatus]{Status: st, EncodeStatus: failing}); err == nil || !strings.Contains(err.Error(), "cannot encode composite status: boom") {
+		t.Errorf("a failing encoder: want cannot encode composite status: boom, got %v", err)
 	}
 }
