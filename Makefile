@@ -11,7 +11,7 @@ VERSION ?= v0.1.0
 OUT ?= _out
 TOOLS := hack/tools.sh
 
-.PHONY: setup generate build test lint render goldens xpkg push clean up down scale
+.PHONY: setup generate build test lint render goldens xpkg push clean up down scale perf
 
 ## setup: fetch modules and build the pinned tools once (Crossplane CLI v2.5.0, core v2.4.0, controller-gen,
 ## etcd v3.6.5, Kubernetes v1.34.4, KWOK v0.8.0, golangci-lint v2.15.0) into a cache outside the repo; cold 20-40 min, warm seconds
@@ -55,6 +55,12 @@ goldens:
 	go test ./fn/engine -count=1 -run 'TestFixtures$$' -update
 	go test ./fn/engine -count=1 -run 'TestRunFunction$$' -update
 	go test ./test/render -count=1 -run 'TestRender$$' -update
+
+## perf: the function against a no-op function-sdk-go floor over gRPC on loopback (p50/p99, calls/s, CPU per call,
+## RSS, ratios), then the in-process benchmarks with -benchmem; PERF_FLAGS passes flags to test/perf/cmd/perf
+perf:
+	go run ./test/perf/cmd/perf $(PERF_FLAGS)
+	go test ./fn/engine -run '^$$' -bench 'BenchmarkRunFunctionStable' -benchmem -count 1
 
 ## xpkg: build the Function and Configuration packages into $(OUT) (reproducible)
 xpkg:

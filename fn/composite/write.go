@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -21,6 +22,10 @@ import (
 type Desired struct {
 	Object map[string]any
 	Ready  bool
+	// Struct, when set, is Object in protobuf form, written as it is
+	// instead of converting Object on every call: it must equal
+	// structpb.NewStruct(Object) and belong to this response alone.
+	Struct *structpb.Struct
 }
 
 // Response is everything a composer decided in one call; S is the type of
@@ -45,6 +50,9 @@ type Response[S any] struct {
 	Requirements map[string]*fnv1.ResourceSelector
 	// TTL is when Crossplane should call again.
 	TTL time.Duration
+	// EncodeStatus, when set, turns Status into what its JSON encoding
+	// decodes to, faster than the round trip; it must give exactly that.
+	EncodeStatus func(S) (map[string]any, error)
 }
 
 // Write turns a composer's decisions into the response. Desired state
@@ -54,9 +62,11 @@ func Write[S any](req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, r
 	if err != nil {
 		return errors.Wrap(err, "cannot get desired composite resource")
 	}
-	if err := setStatus(dxr.Resource.Object, r.Status); err != nil {
-		return err
+	ours, err := encodeStatus(r)
+	if err != nil {
+		return errors.Wrap(err, "cannot encode composite status")
 	}
+	setStatus(dxr.Resource.Object, r.Status, ours)
 	dxr.Ready = readiness(r.Ready)
 	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
 		return errors.Wrap(err, "cannot set desired composite resource")
@@ -64,6 +74,10 @@ func Write[S any](req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, r
 
 	dcds := make(map[resource.Name]*resource.DesiredComposed, len(r.Resources))
 	for name, d := range r.Resources {
+		if d.Struct != nil {
+			setDesired(rsp, name, d)
+			continue
+		}
 		u := composed.New()
 		u.SetUnstructuredContent(d.Object)
 		dcds[name] = &resource.DesiredComposed{Resource: u, Ready: readiness(d.Ready)}
@@ -113,6 +127,22 @@ func Write[S any](req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, r
 	return nil
 }
 
+// setDesired puts an already encoded desired resource into the response
+// as response.SetDesiredComposedResources does.
+func setDesired(rsp *fnv1.RunFunctionResponse, name resource.Name, d Desired) {
+	if rsp.GetDesired() == nil {
+		rsp.Desired = &fnv1.State{}
+	}
+	if rsp.GetDesired().GetResources() == nil {
+		rsp.Desired.Resources = map[string]*fnv1.Resource{}
+	}
+	ready := fnv1.Ready_READY_FALSE
+	if d.Ready {
+		ready = fnv1.Ready_READY_TRUE
+	}
+	rsp.Desired.Resources[string(name)] = &fnv1.Resource{Resource: d.Struct, Ready: ready}
+}
+
 func readiness(ready bool) resource.Ready {
 	if ready {
 		return resource.ReadyTrue
@@ -120,17 +150,25 @@ func readiness(ready bool) resource.Ready {
 	return resource.ReadyFalse
 }
 
-// setStatus replaces the fields st owns in xr's status, leaving fields of
-// other pipeline steps alone.
-func setStatus(xr map[string]any, st any) error {
-	b, err := json.Marshal(st)
+// encodeStatus is the status as its JSON encoding decodes.
+func encodeStatus[S any](r Response[S]) (map[string]any, error) {
+	if r.EncodeStatus != nil {
+		return r.EncodeStatus(r.Status)
+	}
+	b, err := json.Marshal(r.Status)
 	if err != nil {
-		return errors.Wrap(err, "cannot encode composite status")
+		return nil, err
 	}
 	ours := map[string]any{}
 	if err := json.Unmarshal(b, &ours); err != nil {
-		return errors.Wrap(err, "cannot encode composite status")
+		return nil, err
 	}
+	return ours, nil
+}
+
+// setStatus replaces the fields st owns in xr's status with ours (st
+// encoded), leaving fields of other pipeline steps alone.
+func setStatus(xr map[string]any, st any, ours map[string]any) {
 	status, _ := xr["status"].(map[string]any)
 	if status == nil {
 		status = map[string]any{}
@@ -142,7 +180,6 @@ func setStatus(xr map[string]any, st any) error {
 		status[k] = v
 	}
 	xr["status"] = status
-	return nil
 }
 
 // ownedFields are the top-level status fields st declares.

@@ -124,6 +124,12 @@ func BenchmarkRunFunctionStable3(b *testing.B) {
 	benchmarkFunction(b, requestIn(b, 3, v1alpha1.EnginePhaseStable), engine.NewProber(nil), "stable")
 }
 
+// BenchmarkRunFunctionStable2 is the engine of examples/render/engine-stable,
+// the request `make perf` drives over gRPC: stable, two replicas.
+func BenchmarkRunFunctionStable2(b *testing.B) {
+	benchmarkFunction(b, requestIn(b, 2, v1alpha1.EnginePhaseStable), engine.NewProber(nil), "stable")
+}
+
 // BenchmarkRunFunctionDraining100Pods is a drain check of a 100-pod
 // generation: one pod list and 100 pods/proxy metric scrapes through
 // fn/scrape against a local API server, one pod still busy.

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"encoding/json"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -106,10 +108,10 @@ func Read(c composite.Call) (Inputs, error) {
 		Namespace: claim.Namespace,
 		Config:    c.Config,
 	}
-	if err := composite.DecodeField(u.Object, "spec", &in.Spec); err != nil {
+	if err := decodeField(u.Object, "spec", &in.Spec); err != nil {
 		return Inputs{}, errors.Wrap(err, "cannot decode composite spec")
 	}
-	if err := composite.DecodeField(u.Object, "status", &in.Status); err != nil {
+	if err := decodeStatus(u.Object, &in.Status); err != nil {
 		return Inputs{}, errors.Wrap(err, "cannot decode composite status")
 	}
 	in.Renderings = decodeRecordings(in.Engine, in.Namespace, in.Config.PodSecurity, in.Status.Renderings)
@@ -165,4 +167,19 @@ func Read(c composite.Call) (Inputs, error) {
 		}
 	}
 	return in, nil
+}
+
+// decodeField decodes obj[key] into out as composite.DecodeField does,
+// through a reused scratch buffer: the status is decoded on every call.
+func decodeField(obj map[string]any, key string, out any) error {
+	v, ok := obj[key]
+	if !ok || v == nil {
+		return nil
+	}
+	b, done, err := marshalScratch(v)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return json.Unmarshal(b, out)
 }

@@ -185,7 +185,7 @@ func (m *machine) stable() {
 		return
 	}
 	m.emit[n] = emitAll
-	if rec, ok := m.in.Renderings[n]; ok && rec.usable() && rec.Hash == m.render(n).Hash {
+	if rec, ok := m.in.Renderings[n]; ok && rec.usable() && rec.Hash == renderedHash(m.renderInput(n)) {
 		m.next.Phase = terminalPhase(m.in.Spec)
 		m.inEffect = m.onlyGeneration(n)
 		m.ttl = m.in.Config.StableTTL
@@ -216,7 +216,6 @@ func (m *machine) creating() {
 		m.ttl = ttlCreating
 		return
 	}
-	want := m.render(n)
 	rec, ok := m.in.Renderings[n]
 	switch {
 	case !ok || !rec.usable():
@@ -225,10 +224,10 @@ func (m *machine) creating() {
 			return
 		}
 		// Record first; the objects follow on the next call.
-		m.recorded[n] = want
+		m.recorded[n] = m.render(n)
 		m.ttl = ttlProgress
 		return
-	case rec.Hash != want.Hash:
+	case rec.Hash != renderedHash(m.renderInput(n)):
 		m.abandon(n, "the spec changed")
 		return
 	}
@@ -371,7 +370,12 @@ func (m *machine) routing() (int, bool) {
 // render renders generation gen from the current spec. Only called when
 // canRender.
 func (m *machine) render(gen int) Recording {
-	return record(gen, renderGeneration(renderInput{
+	return record(gen, renderGeneration(m.renderInput(gen)))
+}
+
+// renderInput is what generation gen renders from.
+func (m *machine) renderInput(gen int) renderInput {
+	return renderInput{
 		Engine:           m.in.Engine,
 		Namespace:        m.in.Namespace,
 		Gen:              gen,
@@ -381,7 +385,7 @@ func (m *machine) render(gen int) Recording {
 		MetadataEndpoint: m.instance.MetadataEndpoint,
 		CustomConfig:     effectiveCustomConfig(m.in.Spec, m.in.classSpec()),
 		Images:           m.in.Config.Images,
-	}))
+	}
 }
 
 // generationExists reports whether any object of generation gen is

@@ -1,8 +1,7 @@
 package engine
 
 import (
-	"encoding/json"
-	"reflect"
+	"bytes"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,23 +85,23 @@ func (m *machine) plan(now time.Time) Plan {
 		if hasRec && gen != m.abandoned {
 			keep[gen] = rec
 		}
+		var structs *generationStructs
+		if hasRec {
+			structs = recordedStructs(m.in.Engine, m.in.Namespace, m.in.Config.PodSecurity, rec)
+		}
 		for _, s := range generationSuffixes {
 			name := resourceName(gen, s)
 			obs := m.in.Observed[name]
 			if mode == emitExisting && obs == nil {
 				continue
 			}
-			var obj map[string]any
 			switch {
 			case hasRec:
-				obj = deepCopy(rec.Objects.bySuffix(s))
+				p.Resources[name] = rec.desired(structs, s, m.objectReady(gen, s, obs))
 			case obs != nil:
-				obj = composite.Unchanged(obs.Object)
+				p.Resources[name] = DesiredObject{Object: composite.Unchanged(obs.Object), Ready: m.objectReady(gen, s, obs)}
 				unrecorded = true
-			default:
-				continue
 			}
-			p.Resources[name] = DesiredObject{Object: obj, Ready: m.objectReady(gen, s, obs)}
 		}
 	}
 	for gen, rec := range m.recorded {
@@ -217,11 +216,13 @@ func withLastReconciled(prev, next v1alpha1.FireboltEngineStatus, now time.Time)
 func sameStatus(a, b v1alpha1.FireboltEngineStatus) bool {
 	a.LastReconciled, b.LastReconciled = nil, nil
 	a.Renderings = statusRenderings(decodeRecordingsKeepEncoded(a.Renderings))
-	ja, errA := json.Marshal(a)
-	jb, errB := json.Marshal(b)
+	ja, doneA, errA := marshalScratch(a)
+	defer doneA()
+	jb, doneB, errB := marshalScratch(b)
+	defer doneB()
 	// A status that cannot be encoded is never the same: writing it is what
 	// surfaces the encoding error.
-	return errA == nil && errB == nil && reflect.DeepEqual(ja, jb)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
 // decodeRecordingsKeepEncoded indexes renderings without decoding them, to

@@ -8,12 +8,14 @@ import (
 	"io"
 	"sort"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
 )
 
@@ -75,6 +77,45 @@ type Recording struct {
 	Err error
 }
 
+// generationStructs are a generation's objects as structpb.NewStruct
+// makes them, by resource-name suffix.
+type generationStructs struct {
+	bySuffix map[string]*structpb.Struct
+}
+
+// encodeStructs is objs in protobuf form; nil when an object cannot be
+// encoded (then each call converts it, and fails, as it always did).
+func encodeStructs(objs GenerationObjects) *generationStructs {
+	out := &generationStructs{bySuffix: make(map[string]*structpb.Struct, len(generationSuffixes))}
+	for _, suffix := range generationSuffixes {
+		o := objs.bySuffix(suffix)
+		if o == nil {
+			continue
+		}
+		st, err := structpb.NewStruct(o)
+		if err != nil {
+			return nil
+		}
+		out.bySuffix[suffix] = st
+	}
+	return out
+}
+
+// desired is the desired resource for r's object with a resource-name
+// suffix; structs is r's objects in protobuf form, or nil. With the
+// protobuf form at hand, the response gets a copy of it, and Object is
+// the shared decoded object, which nothing downstream writes to (Write
+// reads Struct alone); otherwise Object is a copy that Write converts.
+func (r Recording) desired(structs *generationStructs, suffix string, ready bool) DesiredObject {
+	obj := r.Objects.bySuffix(suffix)
+	if structs != nil {
+		if st := structs.bySuffix[suffix]; st != nil {
+			return DesiredObject{Object: obj, Ready: ready, Struct: composite.CloneStruct(st)}
+		}
+	}
+	return DesiredObject{Object: deepCopy(obj), Ready: ready}
+}
+
 // usable reports whether the recording can reproduce its generation.
 func (r Recording) usable() bool { return r.Err == nil && r.Objects.StatefulSet != nil }
 
@@ -115,49 +156,57 @@ func (r Recording) encoded() Recording {
 // what engine's generation would have been rendered as: see
 // verifyRecording.
 func decodeRecording(engine, namespace string, ps v1beta1.PodSecurity, r v1alpha1.GenerationRendering) Recording {
+	rec, _ := decodeRecordingSized(engine, namespace, ps, r)
+	return rec
+}
+
+// decodeRecordingSized is decodeRecording that also returns how many bytes
+// of JSON the accepted recording's objects were decoded from; 0 when it was
+// rejected.
+func decodeRecordingSized(engine, namespace string, ps v1beta1.PodSecurity, r v1alpha1.GenerationRendering) (Recording, int) {
 	out := Recording{Generation: r.Generation, Hash: r.Hash, Encoded: r.Objects}
-	objs, err := decodeObjects(r.Objects)
+	objs, size, err := decodeObjects(r.Objects)
 	if err == nil {
 		out.Objects = objs
 		err = verifyRecording(engine, namespace, ps, out)
 	}
 	if err != nil {
-		return Recording{Generation: r.Generation, Hash: r.Hash, Err: err}
+		return Recording{Generation: r.Generation, Hash: r.Hash, Err: err}, 0
 	}
-	return out
+	return out, size
 }
 
-func decodeObjects(s string) (GenerationObjects, error) {
+func decodeObjects(s string) (GenerationObjects, int, error) {
 	if len(s) > maxEncodedRecordingBytes {
-		return GenerationObjects{}, errors.Errorf("encoded rendering exceeds %d bytes", maxEncodedRecordingBytes)
+		return GenerationObjects{}, 0, errors.Errorf("encoded rendering exceeds %d bytes", maxEncodedRecordingBytes)
 	}
 	z, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		return GenerationObjects{}, errors.Wrap(err, "cannot decode base64")
+		return GenerationObjects{}, 0, errors.Wrap(err, "cannot decode base64")
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(z))
 	if err != nil {
-		return GenerationObjects{}, errors.Wrap(err, "cannot decompress")
+		return GenerationObjects{}, 0, errors.Wrap(err, "cannot decompress")
 	}
 	b, err := io.ReadAll(io.LimitReader(zr, maxRecordingBytes+1))
 	if err != nil {
-		return GenerationObjects{}, errors.Wrap(err, "cannot decompress")
+		return GenerationObjects{}, 0, errors.Wrap(err, "cannot decompress")
 	}
 	if len(b) > maxRecordingBytes {
-		return GenerationObjects{}, errors.Errorf("decompressed rendering exceeds %d bytes", maxRecordingBytes)
+		return GenerationObjects{}, 0, errors.Errorf("decompressed rendering exceeds %d bytes", maxRecordingBytes)
 	}
 	var doc recordingDoc
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return GenerationObjects{}, errors.Wrap(err, "cannot parse JSON")
+		return GenerationObjects{}, 0, errors.Wrap(err, "cannot parse JSON")
 	}
 	if doc.Version != recordingVersion {
-		return GenerationObjects{}, errors.Errorf("unknown rendering version %d, want %d", doc.Version, recordingVersion)
+		return GenerationObjects{}, 0, errors.Errorf("unknown rendering version %d, want %d", doc.Version, recordingVersion)
 	}
 	o := doc.Objects
 	if o.ConfigMap == nil || o.Headless == nil || o.StatefulSet == nil {
-		return GenerationObjects{}, errors.New("rendering lacks an object")
+		return GenerationObjects{}, 0, errors.New("rendering lacks an object")
 	}
-	return o, nil
+	return o, len(b), nil
 }
 
 // decodeRecordings decodes and verifies engine's status.renderings by
@@ -175,7 +224,7 @@ func decodeRecordings(engine, namespace string, ps v1beta1.PodSecurity, rs []v1a
 		return out
 	}
 	for _, r := range rs {
-		out[r.Generation] = decodeRecording(engine, namespace, ps, r)
+		out[r.Generation] = decodeRecordingMemo(engine, namespace, ps, r)
 	}
 	return out
 }

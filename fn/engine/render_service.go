@@ -50,6 +50,10 @@ func renderHeadlessService(r renderInput) *corev1.Service {
 // ready addresses, so DNS names exactly the pods that serve. It is not part
 // of any generation's rendering: only its selector ever changes.
 func RenderRoutingService(engine, namespace string, gen int) map[string]any {
+	return routingServiceMemo(engine, namespace, gen)
+}
+
+func renderRoutingService(engine, namespace string, gen int) map[string]any {
 	svc := &corev1.Service{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"encoding/json"
+
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
@@ -31,5 +33,17 @@ func Write(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p Plan) 
 		Results:      p.Results,
 		Requirements: reqs,
 		TTL:          p.TTL,
+		EncodeStatus: statusMap,
 	})
+}
+
+// toMap is v as the JSON round trip decodes it, through a reused buffer.
+func toMap(v any) (map[string]any, error) {
+	b, done, err := marshalScratch(v)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	var m map[string]any
+	return m, json.Unmarshal(b, &m)
 }

@@ -1,0 +1,214 @@
+package engine
+
+import (
+	"container/list"
+	"reflect"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+)
+
+// A stable engine's call decodes and verifies the same recording and
+// renders the same spec, only to find the same hash, every time: most of a
+// call's CPU and allocations. Both are pure functions of their inputs, so
+// their answers are memoised here. An entry is found by the engine and the
+// generation it is for (so one engine cannot evict itself, and a busy
+// engine evicts only the least recently used) and is used only when
+// everything the answer depends on equals, exactly, what the entry was
+// computed from: a memo can miss, never answer for other inputs.
+
+// Bounds of the memos. An entry's weight is the recording's encoded form
+// plus the JSON it decompresses to: a rendered generation weighs under
+// 10 KiB, so the recording memo holds the live generations of the better
+// part of a thousand engines (beyond that the least recently used are
+// decoded again), and hostile recordings near maxRecordingBytes cannot pin
+// memory: at most memoRecordingBytes in all, and no entry above a
+// sixteenth of it, is kept. The render memo holds a spec and a hash per
+// entry, the routing memo one small Service.
+const (
+	memoRecordingEntries = 4096
+	memoRecordingBytes   = 8 << 20
+	memoRenderEntries    = 4096
+	memoRoutingEntries   = 4096
+)
+
+// slot is where a memo entry lives: one generation of one engine.
+type slot struct {
+	Engine    string
+	Namespace string
+	Gen       int
+}
+
+// recordingMemo remembers decodeRecording's answers.
+var recordingMemo = newLRU[slot, recordingEntry](memoRecordingEntries, memoRecordingBytes)
+
+type recordingEntry struct {
+	ps      v1beta1.PodSecurity
+	hash    string
+	encoded string
+	rec     Recording
+	// structs are rec's objects in protobuf form, made once (nil for a
+	// rejected recording).
+	structs *generationStructs
+}
+
+// decodeRecordingMemo is decodeRecording, remembered. The Recording's
+// Objects are shared between calls: they are only ever read (a Plan deep
+// copies them), like a decoded recording always was.
+func decodeRecordingMemo(engine, namespace string, ps v1beta1.PodSecurity, r v1alpha1.GenerationRendering) Recording {
+	k := slot{Engine: engine, Namespace: namespace, Gen: r.Generation}
+	if e, ok := recordingMemo.get(k); ok && e.matches(ps, r) {
+		return e.rec
+	}
+	rec, size := decodeRecordingSized(engine, namespace, ps, r)
+	if size > memoRecordingBytes/16 {
+		// Not kept (see lru.put): encoding it for the response once more
+		// would be wasted work.
+		return rec
+	}
+	var structs *generationStructs
+	if rec.usable() {
+		structs = encodeStructs(rec.Objects)
+	}
+	// The weight is what the entry pins: the encoded form it is compared
+	// with and the JSON its objects were decoded from, twice over for the
+	// decoded and the protobuf objects (both are in proportion to it;
+	// gzip can make that far more than the encoded form).
+	recordingMemo.put(k, recordingEntry{ps: *ps.DeepCopy(), hash: r.Hash, encoded: r.Objects, rec: rec, structs: structs}, len(r.Objects)+2*size)
+	return rec
+}
+
+func (e recordingEntry) matches(ps v1beta1.PodSecurity, r v1alpha1.GenerationRendering) bool {
+	return e.hash == r.Hash && e.encoded == r.Objects && reflect.DeepEqual(e.ps, ps)
+}
+
+// recordedStructs is the protobuf form of the objects of rec, a recording
+// decodeRecordingMemo decoded under the allow-list ps, when the memo
+// still holds it; nil otherwise. The entry answers only for exactly the
+// recording it was decoded from, as decodeRecordingMemo's own lookup.
+func recordedStructs(engine, namespace string, ps v1beta1.PodSecurity, rec Recording) *generationStructs {
+	if !rec.usable() {
+		return nil
+	}
+	k := slot{Engine: engine, Namespace: namespace, Gen: rec.Generation}
+	r := v1alpha1.GenerationRendering{Generation: rec.Generation, Hash: rec.Hash, Objects: rec.Encoded}
+	if e, ok := recordingMemo.get(k); ok && e.matches(ps, r) {
+		return e.structs
+	}
+	return nil
+}
+
+// renderMemo remembers the hash a renderInput renders to.
+var renderMemo = newLRU[slot, renderEntry](memoRenderEntries, 0)
+
+type renderEntry struct {
+	in   renderInput
+	hash string
+}
+
+// renderedHash is record(r.Gen, renderGeneration(r)).Hash, remembered.
+// reflect.DeepEqual tells a nil slice or map from an empty one, so an entry
+// answers only for inputs the renderer cannot tell from its own.
+func renderedHash(r renderInput) string {
+	k := slot{Engine: r.Engine, Namespace: r.Namespace, Gen: r.Gen}
+	if e, ok := renderMemo.get(k); ok && reflect.DeepEqual(e.in, r) {
+		return e.hash
+	}
+	h := record(r.Gen, renderGeneration(r)).Hash
+	renderMemo.put(k, renderEntry{in: copyRenderInput(r), hash: h}, 0)
+	return h
+}
+
+// copyRenderInput copies r so that an entry never aliases a caller's
+// spec.
+func copyRenderInput(r renderInput) renderInput {
+	r.Spec = *r.Spec.DeepCopy()
+	r.Class = r.Class.DeepCopy()
+	if r.CustomConfig != nil {
+		r.CustomConfig = runtime.DeepCopyJSON(r.CustomConfig)
+	}
+	return r
+}
+
+// routingMemo remembers the routing Service of an engine's generation,
+// which depends on nothing else.
+var routingMemo = newLRU[slot, map[string]any](memoRoutingEntries, 0)
+
+// routingServiceMemo is renderRoutingService, remembered; every caller
+// gets its own copy.
+func routingServiceMemo(engine, namespace string, gen int) map[string]any {
+	k := slot{Engine: engine, Namespace: namespace, Gen: gen}
+	u, ok := routingMemo.get(k)
+	if !ok {
+		u = renderRoutingService(engine, namespace, gen)
+		routingMemo.put(k, runtime.DeepCopyJSON(u), 0)
+	}
+	return runtime.DeepCopyJSON(u)
+}
+
+// lru is a least-recently-used map bounded by entries and, when maxWeight
+// is positive, by the sum of its entries' weights. Safe for concurrent use.
+type lru[K comparable, V any] struct {
+	mu         sync.Mutex
+	maxEntries int
+	maxWeight  int
+	weight     int
+	order      *list.List // of *lruItem[K, V], most recent first
+	items      map[K]*list.Element
+}
+
+type lruItem[K comparable, V any] struct {
+	key    K
+	value  V
+	weight int
+}
+
+func newLRU[K comparable, V any](maxEntries, maxWeight int) *lru[K, V] {
+	return &lru[K, V]{maxEntries: maxEntries, maxWeight: maxWeight, order: list.New(), items: map[K]*list.Element{}}
+}
+
+func (c *lru[K, V]) get(k K) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.items[k]
+	if !ok {
+		var zero V
+		return zero, false
+	}
+	c.order.MoveToFront(e)
+	return e.Value.(*lruItem[K, V]).value, true
+}
+
+// put stores v under k, replacing what k held, and evicts the least
+// recently used entries beyond the bounds. An entry heavier than a
+// sixteenth of maxWeight is not kept at all.
+func (c *lru[K, V]) put(k K, v V, weight int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.items[k]; ok {
+		c.remove(e)
+	}
+	if c.maxWeight > 0 && weight > c.maxWeight/16 {
+		return
+	}
+	c.items[k] = c.order.PushFront(&lruItem[K, V]{key: k, value: v, weight: weight})
+	c.weight += weight
+	for c.order.Len() > c.maxEntries || (c.maxWeight > 0 && c.weight > c.maxWeight) {
+		c.remove(c.order.Back())
+	}
+}
+
+func (c *lru[K, V]) remove(e *list.Element) {
+	it := c.order.Remove(e).(*lruItem[K, V])
+	delete(c.items, it.key)
+	c.weight -= it.weight
+}
+
+func (c *lru[K, V]) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}

@@ -1,0 +1,34 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"sync"
+)
+
+// maxScratchBytes bounds the buffers kept for reuse: a rare huge document
+// is encoded into a buffer that is then dropped, not pinned.
+const maxScratchBytes = 256 << 10
+
+var scratch = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// marshalScratch encodes v as json.Marshal does into a reused buffer, for
+// JSON that is decoded again at once and never kept: every call's spec and
+// status would otherwise allocate their whole encoding. The bytes are
+// valid until done is called.
+func marshalScratch(v any) ([]byte, func(), error) {
+	buf := scratch.Get().(*bytes.Buffer)
+	buf.Reset()
+	done := func() {
+		if buf.Cap() <= maxScratchBytes {
+			scratch.Put(buf)
+		}
+	}
+	// Encode escapes HTML and sorts map keys as Marshal does; it only adds
+	// a newline, which a decoder skips.
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
+		done()
+		return nil, func() {}, err
+	}
+	return buf.Bytes(), done, nil
+}
