@@ -65,7 +65,7 @@ func LoadExample(dir string) (Example, error) {
 }
 
 func readObjects(path string) ([]map[string]any, error) {
-	b, err := os.ReadFile(path) //nolint:gosec // a path the harness was given
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, errors.Wrapf(err, "cannot read %s", path)
 	}
@@ -74,7 +74,7 @@ func readObjects(path string) ([]map[string]any, error) {
 	for range 1000 {
 		var m map[string]any
 		if err := d.Decode(&m); err != nil {
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return out, nil
 			}
 			return nil, errors.Wrapf(err, "cannot parse %s", path)

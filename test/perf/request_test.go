@@ -43,7 +43,7 @@ func TestExampleRequestIsTheStableEngine(t *testing.T) {
 	if phase := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["phase"]; phase != "stable" {
 		t.Errorf("phase: want stable, got %v; results %v", phase, rsp.GetResults())
 	}
-	var got []string
+	got := make([]string, 0, len(rsp.GetDesired().GetResources()))
 	for name := range rsp.GetDesired().GetResources() {
 		got = append(got, name)
 	}

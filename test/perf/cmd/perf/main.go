@@ -79,19 +79,9 @@ func (c *cli) Run() error {
 	}
 	defer os.RemoveAll(tmp) //nolint:errcheck // best effort
 
-	fmt.Println("Building the function and the floor...")
-	fnBin, floorBin := filepath.Join(tmp, "function"), filepath.Join(tmp, "floor")
-	build := map[string]string{fnBin: "./cmd/function", floorBin: "./test/perf/cmd/floor"}
-	if c.Function != "" {
-		fnBin = c.Function
-		build = map[string]string{floorBin: "./test/perf/cmd/floor"}
-	}
-	for bin, pkg := range build {
-		b := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
-		b.Stdout, b.Stderr = os.Stderr, os.Stderr
-		if err := b.Run(); err != nil {
-			return errors.Wrapf(err, "cannot build %s", pkg)
-		}
+	fnBin, floorBin, err := c.build(ctx, tmp)
+	if err != nil {
+		return err
 	}
 
 	ex, err := perf.LoadExample(c.Example)
@@ -218,11 +208,11 @@ func report(c *cli, fn, floor *server) {
 // start runs a function binary on a free loopback port and waits, bounded,
 // until it answers.
 func start(ctx context.Context, name, bin string, args ...string) (*server, error) {
-	addr, err := freeAddress()
+	addr, err := freeAddress(ctx)
 	if err != nil {
 		return nil, err
 	}
-	metrics, err := freeAddress()
+	metrics, err := freeAddress(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -270,8 +260,28 @@ func (s *server) stop() {
 	}
 }
 
-func freeAddress() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// build builds the floor, and the function unless --function names a
+// prebuilt one, into dir.
+func (c *cli) build(ctx context.Context, dir string) (fnBin, floorBin string, err error) {
+	fmt.Println("Building the function and the floor...")
+	fnBin, floorBin = filepath.Join(dir, "function"), filepath.Join(dir, "floor")
+	build := map[string]string{fnBin: "./cmd/function", floorBin: "./test/perf/cmd/floor"}
+	if c.Function != "" {
+		fnBin = c.Function
+		build = map[string]string{floorBin: "./test/perf/cmd/floor"}
+	}
+	for bin, pkg := range build {
+		b := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
+		b.Stdout, b.Stderr = os.Stderr, os.Stderr
+		if err := b.Run(); err != nil {
+			return "", "", errors.Wrapf(err, "cannot build %s", pkg)
+		}
+	}
+	return fnBin, floorBin, nil
+}
+
+func freeAddress(ctx context.Context) (string, error) {
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
 	}
