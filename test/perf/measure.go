@@ -52,28 +52,34 @@ func CPU(pid int) (time.Duration, error) {
 	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
 
-// RSS is a process's resident set (VmRSS) and its peak (VmHWM), in bytes.
-func RSS(pid int) (rss, peak int64, err error) {
+// Memory is a process's resident set from /proc/<pid>/status, in bytes:
+// VmRSS, its peak VmHWM, and VmRSS split into anonymous pages (heap, stacks)
+// and file-backed pages (mostly the executable's own text and data).
+type Memory struct {
+	RSS, Peak, Anon, File int64
+}
+
+// RSS reads a process's Memory.
+func RSS(pid int) (Memory, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, err
+		return Memory{}, err
 	}
+	var m Memory
+	fields := map[string]*int64{"VmRSS": &m.RSS, "VmHWM": &m.Peak, "RssAnon": &m.Anon, "RssFile": &m.File}
 	for _, l := range strings.Split(string(b), "\n") {
 		k, v, ok := strings.Cut(l, ":")
-		if !ok || (k != "VmRSS" && k != "VmHWM") {
+		dst, want := fields[k]
+		if !ok || !want {
 			continue
 		}
 		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 		if err != nil {
-			return 0, 0, errors.Wrapf(err, "cannot parse %s", k)
+			return Memory{}, errors.Wrapf(err, "cannot parse %s", k)
 		}
-		if k == "VmRSS" {
-			rss = kb << 10
-		} else {
-			peak = kb << 10
-		}
+		*dst = kb << 10
 	}
-	return rss, peak, nil
+	return m, nil
 }
 
 // Sequential makes n calls one after the other and returns each call's

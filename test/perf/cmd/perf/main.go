@@ -50,8 +50,7 @@ type server struct {
 	rates   []float64
 	calls   int
 	cpu     time.Duration
-	rss     int64
-	peakRSS int64
+	mem     perf.Memory
 	metrics string
 	// heap is the Go heap in use and obtained from the OS after the run,
 	// from the process's own metrics.
@@ -143,7 +142,7 @@ func (c *cli) Run() error {
 		}
 	}
 	for _, s := range servers {
-		if s.rss, s.peakRSS, err = perf.RSS(s.cmd.Process.Pid); err != nil {
+		if s.mem, err = perf.RSS(s.cmd.Process.Pid); err != nil {
 			return err
 		}
 		if s.heap, s.heapSys, err = perf.Heap(ctx, s.metrics); err != nil {
@@ -199,8 +198,10 @@ func report(c *cli, fn, floor *server) {
 	row("p99 latency, concurrency 1", us(perf.Percentile(fn.lat, 99)), us(perf.Percentile(floor.lat, 99)), "µs", "")
 	row(fmt.Sprintf("throughput, concurrency %d", c.Concurrency), median(fn.rates), median(floor.rates), "calls/s", ">= 0.8x")
 	row("CPU per call", cpuPerCall(fn), cpuPerCall(floor), "µs", "")
-	row("RSS after the run", mb(fn.rss), mb(floor.rss), "MiB", "<= 1.2x")
-	row("peak RSS", mb(fn.peakRSS), mb(floor.peakRSS), "MiB", "")
+	row("RSS after the run", mb(fn.mem.RSS), mb(floor.mem.RSS), "MiB", "<= 1.2x")
+	row("  of it anonymous (RssAnon)", mb(fn.mem.Anon), mb(floor.mem.Anon), "MiB", "")
+	row("  of it file-backed (RssFile)", mb(fn.mem.File), mb(floor.mem.File), "MiB", "")
+	row("peak RSS", mb(fn.mem.Peak), mb(floor.mem.Peak), "MiB", "")
 	row("Go heap in use after the run", fn.heap/(1<<20), floor.heap/(1<<20), "MiB", "")
 	row("Go heap from the OS", fn.heapSys/(1<<20), floor.heapSys/(1<<20), "MiB", "")
 }
