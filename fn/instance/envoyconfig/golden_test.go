@@ -1,0 +1,45 @@
+package envoyconfig
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.yaml from Config")
+
+// goldenParams are instances whose envoy.yaml is kept in testdata, byte for
+// byte: the bytes are what the config-hash annotation hashes, so any change
+// to them rolls every gateway and must be deliberate.
+var goldenParams = map[string]Params{
+	"defaults":              {Namespace: "analytics"},
+	"custom-metrics-port":   {Namespace: "team-a", MetricsPort: 9191},
+	"custom-cluster-domain": {Namespace: "analytics", ClusterDomain: "corp.example", MetricsPort: 9090},
+}
+
+func TestConfigGolden(t *testing.T) {
+	for name, p := range goldenParams {
+		t.Run(name, func(t *testing.T) {
+			got, err := Config(p)
+			if err != nil {
+				t.Fatalf("Config(%+v): %v", p, err)
+			}
+			path := filepath.Join("testdata", name+".yaml")
+			if *update {
+				if err := os.WriteFile(path, got, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("Config(%+v): -%s +got:\n%s", p, path, diff)
+			}
+		})
+	}
+}
