@@ -8,9 +8,9 @@
 package envoyconfig
 
 import (
+	"encoding/json"
 	"fmt"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
@@ -65,18 +65,11 @@ func Config(p Params) ([]byte, error) {
 	if err := validate(p).ToAggregate(); err != nil {
 		return nil, errors.Wrap(err, "invalid gateway parameters")
 	}
-	b, err := bootstrap(p)
-	if err != nil {
-		return nil, errors.Wrap(err, "cannot build gateway config")
-	}
-	if err := b.ValidateAll(); err != nil {
-		return nil, errors.Wrap(err, "gateway config fails Envoy validation")
-	}
-	// protojson deliberately varies its whitespace between runs; going
-	// through a generic map and sigs.k8s.io/yaml (which sorts keys) makes
-	// the output stable so the config-hash annotation only moves when the
-	// configuration does.
-	j, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(b)
+	// encoding/json writes struct fields in declaration order; going
+	// through sigs.k8s.io/yaml (which decodes to a generic map and sorts
+	// keys) makes the output independent of it, so the config-hash
+	// annotation only moves when the configuration does.
+	j, err := json.Marshal(newBootstrap(p))
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot marshal gateway config")
 	}

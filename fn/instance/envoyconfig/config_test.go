@@ -29,7 +29,7 @@ import (
 // parse reads envoy.yaml the way Envoy does (YAML → JSON → proto, unknown
 // fields rejected) and runs the generated validation on the bootstrap and on
 // every typed_config inside it, which the bootstrap's own validation skips.
-func parse(t *testing.T, y []byte) *bootstrapv3.Bootstrap {
+func parse(t fataler, y []byte) *bootstrapv3.Bootstrap {
 	t.Helper()
 	j, err := yaml.YAMLToJSON(y)
 	if err != nil {
@@ -46,7 +46,15 @@ func parse(t *testing.T, y []byte) *bootstrapv3.Bootstrap {
 	return b
 }
 
-func validateAnys(t *testing.T, m protoreflect.Message) {
+type validator interface{ ValidateAll() error }
+
+// fataler is what parse needs of a *testing.T or a *rapid.T.
+type fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+func validateAnys(t fataler, m protoreflect.Message) {
 	t.Helper()
 	if a, ok := m.Interface().(*anypb.Any); ok {
 		inner, err := a.UnmarshalNew()
@@ -91,7 +99,7 @@ func unpack[M proto.Message](t *testing.T, a *anypb.Any, m M) M {
 	return m
 }
 
-func listener(t *testing.T, b *bootstrapv3.Bootstrap, name string) (*listenerv3.Listener, *hcmv3.HttpConnectionManager) {
+func findListener(t *testing.T, b *bootstrapv3.Bootstrap, name string) (*listenerv3.Listener, *hcmv3.HttpConnectionManager) {
 	t.Helper()
 	for _, l := range b.GetStaticResources().GetListeners() {
 		if l.GetName() == name {
@@ -103,7 +111,7 @@ func listener(t *testing.T, b *bootstrapv3.Bootstrap, name string) (*listenerv3.
 	return nil, nil
 }
 
-func cluster(t *testing.T, b *bootstrapv3.Bootstrap, name string) *clusterv3.Cluster {
+func findCluster(t *testing.T, b *bootstrapv3.Bootstrap, name string) *clusterv3.Cluster {
 	t.Helper()
 	for _, c := range b.GetStaticResources().GetClusters() {
 		if c.GetName() == name {
@@ -125,7 +133,7 @@ func filterNames(h *hcmv3.HttpConnectionManager) []string {
 // luaScript is the script exactly as Envoy would receive it.
 func luaScript(t *testing.T, b *bootstrapv3.Bootstrap) string {
 	t.Helper()
-	_, h := listener(t, b, clientListenerName)
+	_, h := findListener(t, b, clientListenerName)
 	for _, f := range h.GetHttpFilters() {
 		if f.GetName() == luaFilterName {
 			return unpack(t, f.GetTypedConfig(), &luav3.Lua{}).GetDefaultSourceCode().GetInlineString()
@@ -188,7 +196,7 @@ func readFacts(t *testing.T, b *bootstrapv3.Bootstrap) facts {
 	t.Helper()
 	var f facts
 
-	l, h := listener(t, b, clientListenerName)
+	l, h := findListener(t, b, clientListenerName)
 	f.ListenerAddress = l.GetAddress().GetSocketAddress().GetAddress()
 	f.ListenerPort = l.GetAddress().GetSocketAddress().GetPortValue()
 	f.ListenerBufferLimit = l.GetPerConnectionBufferLimitBytes().GetValue()
@@ -224,7 +232,7 @@ func readFacts(t *testing.T, b *bootstrapv3.Bootstrap) facts {
 	}
 	f.HostSelectionRetries = rp.GetHostSelectionRetryMaxAttempts()
 
-	c := cluster(t, b, dfpClusterName)
+	c := findCluster(t, b, dfpClusterName)
 	f.ClusterLbPolicy = c.GetLbPolicy().String()
 	f.ClusterConnectTimeout = c.GetConnectTimeout().AsDuration().String()
 	f.ClusterBufferLimit = c.GetPerConnectionBufferLimitBytes().GetValue()
@@ -241,7 +249,7 @@ func readFacts(t *testing.T, b *bootstrapv3.Bootstrap) facts {
 	f.HealthCheckTimings = [3]string{chk.GetTimeout().AsDuration().String(), chk.GetInterval().AsDuration().String(), chk.GetNoTrafficInterval().AsDuration().String()}
 	f.HealthCheckThresholds = [2]uint32{chk.GetHealthyThreshold().GetValue(), chk.GetUnhealthyThreshold().GetValue()}
 
-	sl, sh := listener(t, b, statsListenerName)
+	sl, sh := findListener(t, b, statsListenerName)
 	f.StatsListenerAddress = sl.GetAddress().GetSocketAddress().GetAddress()
 	f.StatsListenerPort = sl.GetAddress().GetSocketAddress().GetPortValue()
 	f.StatsFilters = filterNames(sh)
@@ -250,7 +258,7 @@ func readFacts(t *testing.T, b *bootstrapv3.Bootstrap) facts {
 	sr := sh.GetRouteConfig().GetVirtualHosts()[0].GetRoutes()[0]
 	f.StatsRoutePath = sr.GetMatch().GetPath()
 	f.StatsRouteCluster = sr.GetRoute().GetCluster()
-	ep := cluster(t, b, adminClusterName).GetLoadAssignment().GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetSocketAddress()
+	ep := findCluster(t, b, adminClusterName).GetLoadAssignment().GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetSocketAddress()
 	f.AdminStatsEndpoint = [2]any{ep.GetAddress(), ep.GetPortValue()}
 	ad := b.GetAdmin().GetAddress().GetSocketAddress()
 	f.AdminAddress = [2]any{ad.GetAddress(), ad.GetPortValue()}

@@ -1,23 +1,6 @@
 package envoyconfig
 
-import (
-	"time"
-
-	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
-	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
-	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	streamv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
-	dfpfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/dynamic_forward_proxy/v3"
-	healthcheckv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/health_check/v3"
-	luav3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/lua/v3"
-	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
-	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
-	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/durationpb"
-	"google.golang.org/protobuf/types/known/wrapperspb"
-)
+import "time"
 
 // Extension names as Envoy registers them.
 const (
@@ -42,61 +25,62 @@ const accessLogFormat = `[%START_TIME%] "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PA
 
 // clientListener carries query traffic: health answer, engine selection,
 // per-request DNS resolution of the engine Service, routing with retries.
-func clientListener(t *typer, p Params) *listenerv3.Listener {
-	hcm := &hcmv3.HttpConnectionManager{
+func clientListener(p Params) listener {
+	hcm := httpConnectionManager{
 		StatPrefix: "gateway",
 		// Long queries stream results slowly; only a stream silent for five
 		// minutes is cut.
-		StreamIdleTimeout: durationpb.New(300 * time.Second),
-		AccessLog: []*accesslogv3.AccessLog{{
+		StreamIdleTimeout: durPtr(300 * time.Second),
+		AccessLog: []accessLog{{
 			Name: stdoutAccessLogName,
-			ConfigType: &accesslogv3.AccessLog_TypedConfig{TypedConfig: t.any(&streamv3.StdoutAccessLog{
-				AccessLogFormat: &streamv3.StdoutAccessLog_LogFormat{LogFormat: &corev3.SubstitutionFormatString{
-					Format: &corev3.SubstitutionFormatString_TextFormatSource{TextFormatSource: inline(accessLogFormat)},
-				}},
-			})},
+			TypedConfig: stdoutAccessLog{
+				typeURL:   typeOf("envoy.extensions.access_loggers.stream.v3.StdoutAccessLog"),
+				LogFormat: substitutionFormatString{TextFormatSource: dataSource{InlineString: accessLogFormat}},
+			},
 		}},
 		// Order matters: the health filter answers /healthz before the Lua
 		// filter can reject it for lacking an engine; Lua must have pinned
 		// :authority before the proxy filter resolves it.
-		HttpFilters: []*hcmv3.HttpFilter{
-			healthCheckFilter(t),
-			httpFilter(t, luaFilterName, &luav3.Lua{DefaultSourceCode: inline(luaSource(p))}),
-			httpFilter(t, dfpFilterName, &dfpfilterv3.FilterConfig{
-				ImplementationSpecifier: &dfpfilterv3.FilterConfig_SubClusterConfig{SubClusterConfig: &dfpfilterv3.SubClusterConfig{
-					// Only the first request to an engine waits for its
-					// sub-cluster's DNS; generous for a cold kube-dns.
-					ClusterInitTimeout: durationpb.New(5 * time.Second),
-				}},
-			}),
-			httpFilter(t, routerFilterName, &routerv3.Router{}),
+		HTTPFilters: []httpFilter{
+			healthCheckFilter(),
+			{Name: luaFilterName, TypedConfig: luaFilterConfig{
+				typeURL:           typeOf("envoy.extensions.filters.http.lua.v3.Lua"),
+				DefaultSourceCode: dataSource{InlineString: luaSource(p)},
+			}},
+			{Name: dfpFilterName, TypedConfig: dfpFilterConfig{
+				typeURL: typeOf("envoy.extensions.filters.http.dynamic_forward_proxy.v3.FilterConfig"),
+				// Only the first request to an engine waits for its
+				// sub-cluster's DNS; generous for a cold kube-dns.
+				SubClusterConfig: subClusterConfig{ClusterInitTimeout: dur(5 * time.Second)},
+			}},
+			routerFilter(),
 		},
-		RouteSpecifier: &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: engineRoutes(t)},
+		RouteConfig: engineRoutes(),
 	}
-	return &listenerv3.Listener{
+	return listener{
 		Name:                          clientListenerName,
 		Address:                       socketAddress(anyAddress, ListenerPort),
-		PerConnectionBufferLimitBytes: wrapperspb.UInt32(perConnectionBufferLimitBytes),
-		FilterChains:                  []*listenerv3.FilterChain{{Filters: []*listenerv3.Filter{networkHCM(t, hcm)}}},
+		PerConnectionBufferLimitBytes: u32(perConnectionBufferLimitBytes),
+		FilterChains:                  []filterChain{{Filters: []networkFilter{networkHCM(hcm)}}},
 	}
 }
 
 // engineRoutes sends everything to the dynamic forward proxy.
-func engineRoutes(t *typer) *routev3.RouteConfiguration {
-	return &routev3.RouteConfiguration{
+func engineRoutes() routeConfiguration {
+	return routeConfiguration{
 		Name: "local_route",
-		VirtualHosts: []*routev3.VirtualHost{{
+		VirtualHosts: []virtualHost{{
 			Name:    "default",
 			Domains: []string{"*"},
-			Routes: []*routev3.Route{{
-				Match: &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}},
-				Action: &routev3.Route_Route{Route: &routev3.RouteAction{
-					ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: dfpClusterName},
+			Routes: []route{{
+				Match: routeMatch{Prefix: "/"},
+				Route: routeAction{
+					Cluster: dfpClusterName,
 					// No route timeout: queries run as long as the client's
 					// own deadline allows.
-					Timeout:     durationpb.New(0),
-					RetryPolicy: retryPolicy(t),
-				}},
+					Timeout:     durPtr(0),
+					RetryPolicy: newRetryPolicy(),
+				},
 			}},
 		}},
 	}
@@ -104,33 +88,31 @@ func engineRoutes(t *typer) *routev3.RouteConfiguration {
 
 // statsListener serves the Prometheus scrape and the pod's probes on the
 // metrics port, and nothing else of the admin interface.
-func statsListener(t *typer, p Params) *listenerv3.Listener {
-	hcm := &hcmv3.HttpConnectionManager{
+func statsListener(p Params) listener {
+	hcm := httpConnectionManager{
 		StatPrefix: "stats",
-		HttpFilters: []*hcmv3.HttpFilter{
-			healthCheckFilter(t),
-			httpFilter(t, routerFilterName, &routerv3.Router{}),
+		HTTPFilters: []httpFilter{
+			healthCheckFilter(),
+			routerFilter(),
 		},
-		RouteSpecifier: &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: &routev3.RouteConfiguration{
+		RouteConfig: routeConfiguration{
 			Name: "stats_route",
-			VirtualHosts: []*routev3.VirtualHost{{
+			VirtualHosts: []virtualHost{{
 				Name:    "stats",
 				Domains: []string{"*"},
-				Routes: []*routev3.Route{{
+				Routes: []route{{
 					// An exact path (query string aside), so no other admin
 					// endpoint is reachable through this listener.
-					Match: &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Path{Path: StatsPath}},
-					Action: &routev3.Route_Route{Route: &routev3.RouteAction{
-						ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: adminClusterName},
-					}},
+					Match: routeMatch{Path: StatsPath},
+					Route: routeAction{Cluster: adminClusterName},
 				}},
 			}},
-		}},
+		},
 	}
-	return &listenerv3.Listener{
+	return listener{
 		Name:         statsListenerName,
 		Address:      socketAddress(anyAddress, p.MetricsPort),
-		FilterChains: []*listenerv3.FilterChain{{Filters: []*listenerv3.Filter{networkHCM(t, hcm)}}},
+		FilterChains: []filterChain{{Filters: []networkFilter{networkHCM(hcm)}}},
 	}
 }
 
@@ -139,26 +121,19 @@ func statsListener(t *typer, p Params) *listenerv3.Listener {
 // /healthcheck/fail to admin, /healthz turns 503 and the pod leaves the
 // Service endpoints, while Envoy, still running through the preStop sleep,
 // finishes the queries already in flight.
-func healthCheckFilter(t *typer) *hcmv3.HttpFilter {
-	return httpFilter(t, healthCheckFilterName, &healthcheckv3.HealthCheck{
-		PassThroughMode: wrapperspb.Bool(false),
-		Headers: []*routev3.HeaderMatcher{{
-			Name: ":path",
-			HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: &matcherv3.StringMatcher{
-				MatchPattern: &matcherv3.StringMatcher_Exact{Exact: HealthPath},
-			}},
-		}},
-	})
+func healthCheckFilter() httpFilter {
+	return httpFilter{Name: healthCheckFilterName, TypedConfig: healthCheckFilterConfig{
+		typeURL:         typeOf("envoy.extensions.filters.http.health_check.v3.HealthCheck"),
+		PassThroughMode: false,
+		Headers:         []headerMatcher{{Name: ":path", StringMatch: &stringMatcher{Exact: HealthPath}}},
+	}}
 }
 
-func httpFilter(t *typer, name string, cfg proto.Message) *hcmv3.HttpFilter {
-	return &hcmv3.HttpFilter{Name: name, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: t.any(cfg)}}
+func routerFilter() httpFilter {
+	return httpFilter{Name: routerFilterName, TypedConfig: typeOf("envoy.extensions.filters.http.router.v3.Router")}
 }
 
-func networkHCM(t *typer, hcm *hcmv3.HttpConnectionManager) *listenerv3.Filter {
-	return &listenerv3.Filter{Name: hcmFilterName, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: t.any(hcm)}}
-}
-
-func inline(s string) *corev3.DataSource {
-	return &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: s}}
+func networkHCM(hcm httpConnectionManager) networkFilter {
+	hcm.typeURL = typeOf("envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager")
+	return networkFilter{Name: hcmFilterName, TypedConfig: hcm}
 }

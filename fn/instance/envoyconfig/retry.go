@@ -1,13 +1,6 @@
 package envoyconfig
 
-import (
-	"time"
-
-	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	previoushostsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/host/previous_hosts/v3"
-	"google.golang.org/protobuf/types/known/durationpb"
-	"google.golang.org/protobuf/types/known/wrapperspb"
-)
+import "time"
 
 const (
 	// drainedHeader marks the 503 an engine sends from its shutdown fence,
@@ -27,21 +20,21 @@ const retryOn = "connect-failure,refused-stream,reset,retriable-headers"
 // retryPolicy sweeps the engine's pods: many attempts, each to a pod not
 // tried yet, with a short backoff so DNS refresh and health-check ejection
 // can catch up. No per-try timeout, so long queries are never cut off.
-func retryPolicy(t *typer) *routev3.RetryPolicy {
-	return &routev3.RetryPolicy{
+func newRetryPolicy() *retryPolicy {
+	return &retryPolicy{
 		RetryOn:    retryOn,
-		NumRetries: wrapperspb.UInt32(50),
-		RetriableHeaders: []*routev3.HeaderMatcher{{
-			Name:                 drainedHeader,
-			HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true},
+		NumRetries: 50,
+		RetriableHeaders: []headerMatcher{{
+			Name:         drainedHeader,
+			PresentMatch: true,
 		}},
-		RetryBackOff: &routev3.RetryPolicy_RetryBackOff{
-			BaseInterval: durationpb.New(25 * time.Millisecond),
-			MaxInterval:  durationpb.New(250 * time.Millisecond),
+		RetryBackOff: retryBackOff{
+			BaseInterval: dur(25 * time.Millisecond),
+			MaxInterval:  dur(250 * time.Millisecond),
 		},
-		RetryHostPredicate: []*routev3.RetryPolicy_RetryHostPredicate{{
-			Name:       previousHostsPredicateName,
-			ConfigType: &routev3.RetryPolicy_RetryHostPredicate_TypedConfig{TypedConfig: t.any(&previoushostsv3.PreviousHostsPredicate{})},
+		RetryHostPredicate: []retryHostPredicate{{
+			Name:        previousHostsPredicateName,
+			TypedConfig: typeOf("envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate"),
 		}},
 		HostSelectionRetryMaxAttempts: 5,
 	}

@@ -1,0 +1,323 @@
+package envoyconfig
+
+import (
+	"strconv"
+	"time"
+)
+
+// The types below mirror the Envoy v3 API messages this package emits, with
+// exactly the fields it sets, named as protojson names them (UseProtoNames).
+// They exist so the function binary does not link go-control-plane's
+// generated API, which is most of its size and resident memory; the tests
+// parse every rendered config into go-control-plane's Bootstrap (unknown
+// fields rejected) and run Envoy's validation on it, so a wrong name, type or
+// value fails there. A field absent here is one Envoy defaults.
+
+type bootstrap struct {
+	Admin           admin           `json:"admin"`
+	StaticResources staticResources `json:"static_resources"`
+}
+
+type admin struct {
+	Address address `json:"address"`
+}
+
+type staticResources struct {
+	Listeners []listener `json:"listeners"`
+	Clusters  []cluster  `json:"clusters"`
+}
+
+type address struct {
+	SocketAddress socketAddr `json:"socket_address"`
+}
+
+type socketAddr struct {
+	Address   string `json:"address"`
+	PortValue uint32 `json:"port_value"`
+}
+
+// typeURL is a packed message's google.protobuf.Any "@type", embedded in
+// each typed_config so it marshals inline with the message's fields.
+type typeURL struct {
+	Type string `json:"@type"`
+}
+
+func typeOf(fullName string) typeURL { return typeURL{Type: "type.googleapis.com/" + fullName} }
+
+// Listeners (envoy.config.listener.v3).
+
+type listener struct {
+	Name                          string        `json:"name"`
+	Address                       address       `json:"address"`
+	PerConnectionBufferLimitBytes *uint32       `json:"per_connection_buffer_limit_bytes,omitempty"`
+	FilterChains                  []filterChain `json:"filter_chains"`
+}
+
+type filterChain struct {
+	Filters []networkFilter `json:"filters"`
+}
+
+type networkFilter struct {
+	Name        string                `json:"name"`
+	TypedConfig httpConnectionManager `json:"typed_config"`
+}
+
+// envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+type httpConnectionManager struct {
+	typeURL
+	StatPrefix        string             `json:"stat_prefix"`
+	StreamIdleTimeout *duration          `json:"stream_idle_timeout,omitempty"`
+	AccessLog         []accessLog        `json:"access_log,omitempty"`
+	HTTPFilters       []httpFilter       `json:"http_filters"`
+	RouteConfig       routeConfiguration `json:"route_config"`
+}
+
+type accessLog struct {
+	Name        string          `json:"name"`
+	TypedConfig stdoutAccessLog `json:"typed_config"`
+}
+
+// envoy.extensions.access_loggers.stream.v3.StdoutAccessLog
+type stdoutAccessLog struct {
+	typeURL
+	LogFormat substitutionFormatString `json:"log_format"`
+}
+
+type substitutionFormatString struct {
+	TextFormatSource dataSource `json:"text_format_source"`
+}
+
+type dataSource struct {
+	InlineString string `json:"inline_string"`
+}
+
+type httpFilter struct {
+	Name        string `json:"name"`
+	TypedConfig any    `json:"typed_config"`
+}
+
+// envoy.extensions.filters.http.health_check.v3.HealthCheck
+type healthCheckFilterConfig struct {
+	typeURL
+	PassThroughMode bool            `json:"pass_through_mode"`
+	Headers         []headerMatcher `json:"headers"`
+}
+
+// headerMatcher sets exactly one of StringMatch and PresentMatch.
+type headerMatcher struct {
+	Name         string         `json:"name"`
+	StringMatch  *stringMatcher `json:"string_match,omitempty"`
+	PresentMatch bool           `json:"present_match,omitempty"`
+}
+
+type stringMatcher struct {
+	Exact string `json:"exact"`
+}
+
+// envoy.extensions.filters.http.lua.v3.Lua
+type luaFilterConfig struct {
+	typeURL
+	DefaultSourceCode dataSource `json:"default_source_code"`
+}
+
+// envoy.extensions.filters.http.dynamic_forward_proxy.v3.FilterConfig
+type dfpFilterConfig struct {
+	typeURL
+	SubClusterConfig subClusterConfig `json:"sub_cluster_config"`
+}
+
+type subClusterConfig struct {
+	ClusterInitTimeout duration `json:"cluster_init_timeout"`
+}
+
+// Routes (envoy.config.route.v3).
+
+type routeConfiguration struct {
+	Name         string        `json:"name"`
+	VirtualHosts []virtualHost `json:"virtual_hosts"`
+}
+
+type virtualHost struct {
+	Name    string   `json:"name"`
+	Domains []string `json:"domains"`
+	Routes  []route  `json:"routes"`
+}
+
+type route struct {
+	Match routeMatch  `json:"match"`
+	Route routeAction `json:"route"`
+}
+
+// routeMatch sets exactly one of Prefix and Path.
+type routeMatch struct {
+	Prefix string `json:"prefix,omitempty"`
+	Path   string `json:"path,omitempty"`
+}
+
+type routeAction struct {
+	Cluster     string       `json:"cluster"`
+	Timeout     *duration    `json:"timeout,omitempty"`
+	RetryPolicy *retryPolicy `json:"retry_policy,omitempty"`
+}
+
+type retryPolicy struct {
+	RetryOn            string               `json:"retry_on"`
+	NumRetries         uint32               `json:"num_retries"`
+	RetriableHeaders   []headerMatcher      `json:"retriable_headers"`
+	RetryBackOff       retryBackOff         `json:"retry_back_off"`
+	RetryHostPredicate []retryHostPredicate `json:"retry_host_predicate"`
+	// An int64 field: protojson writes it as a JSON string.
+	HostSelectionRetryMaxAttempts int64 `json:"host_selection_retry_max_attempts,string"`
+}
+
+type retryBackOff struct {
+	BaseInterval duration `json:"base_interval"`
+	MaxInterval  duration `json:"max_interval"`
+}
+
+type retryHostPredicate struct {
+	Name        string  `json:"name"`
+	TypedConfig typeURL `json:"typed_config"`
+}
+
+// Clusters (envoy.config.cluster.v3).
+
+type cluster struct {
+	Name                          string                 `json:"name"`
+	Type                          string                 `json:"type,omitempty"`
+	ClusterType                   *customClusterType     `json:"cluster_type,omitempty"`
+	ConnectTimeout                duration               `json:"connect_timeout"`
+	LbPolicy                      string                 `json:"lb_policy,omitempty"`
+	PerConnectionBufferLimitBytes *uint32                `json:"per_connection_buffer_limit_bytes,omitempty"`
+	TypedExtensionProtocolOptions map[string]any         `json:"typed_extension_protocol_options,omitempty"`
+	CircuitBreakers               *circuitBreakers       `json:"circuit_breakers,omitempty"`
+	HealthChecks                  []healthCheck          `json:"health_checks,omitempty"`
+	LoadAssignment                *clusterLoadAssignment `json:"load_assignment,omitempty"`
+}
+
+type customClusterType struct {
+	Name        string           `json:"name"`
+	TypedConfig dfpClusterConfig `json:"typed_config"`
+}
+
+// envoy.extensions.clusters.dynamic_forward_proxy.v3.ClusterConfig
+type dfpClusterConfig struct {
+	typeURL
+	SubClustersConfig subClustersConfig `json:"sub_clusters_config"`
+}
+
+// subClustersConfig leaves lb_policy at its zero value, ROUND_ROBIN, which
+// protojson omits.
+type subClustersConfig struct {
+	SubClusterTTL duration `json:"sub_cluster_ttl"`
+}
+
+// envoy.extensions.upstreams.http.v3.HttpProtocolOptions
+type httpProtocolOptions struct {
+	typeURL
+	CommonHTTPProtocolOptions   commonHTTPProtocolOptions   `json:"common_http_protocol_options"`
+	UpstreamHTTPProtocolOptions upstreamHTTPProtocolOptions `json:"upstream_http_protocol_options"`
+	ExplicitHTTPConfig          explicitHTTPConfig          `json:"explicit_http_config"`
+}
+
+type commonHTTPProtocolOptions struct {
+	MaxRequestsPerConnection uint32 `json:"max_requests_per_connection"`
+}
+
+type upstreamHTTPProtocolOptions struct {
+	AutoSni           bool `json:"auto_sni"`
+	AutoSanValidation bool `json:"auto_san_validation"`
+}
+
+// explicitHTTPConfig selects HTTP/1.1 with its defaults (an empty message).
+type explicitHTTPConfig struct {
+	HTTPProtocolOptions struct{} `json:"http_protocol_options"`
+}
+
+// circuitBreakers has one threshold, at priority DEFAULT (the zero value,
+// omitted).
+type circuitBreakers struct {
+	Thresholds []threshold `json:"thresholds"`
+}
+
+type threshold struct {
+	MaxConnections     uint32 `json:"max_connections"`
+	MaxPendingRequests uint32 `json:"max_pending_requests"`
+	MaxRequests        uint32 `json:"max_requests"`
+	MaxRetries         uint32 `json:"max_retries"`
+}
+
+type healthCheck struct {
+	Timeout            duration        `json:"timeout"`
+	Interval           duration        `json:"interval"`
+	NoTrafficInterval  duration        `json:"no_traffic_interval"`
+	HealthyThreshold   uint32          `json:"healthy_threshold"`
+	UnhealthyThreshold uint32          `json:"unhealthy_threshold"`
+	HTTPHealthCheck    httpHealthCheck `json:"http_health_check"`
+}
+
+type httpHealthCheck struct {
+	Path string `json:"path"`
+}
+
+type clusterLoadAssignment struct {
+	ClusterName string                `json:"cluster_name"`
+	Endpoints   []localityLbEndpoints `json:"endpoints"`
+}
+
+type localityLbEndpoints struct {
+	LbEndpoints []lbEndpoint `json:"lb_endpoints"`
+}
+
+type lbEndpoint struct {
+	Endpoint endpoint `json:"endpoint"`
+}
+
+type endpoint struct {
+	Address address `json:"address"`
+}
+
+// duration is a google.protobuf.Duration in protojson's form: seconds with
+// 0, 3, 6 or 9 fractional digits and an "s" ("0.250s", "300s", "0s").
+type duration time.Duration
+
+func (d duration) MarshalJSON() ([]byte, error) {
+	return []byte(strconv.Quote(d.String())), nil
+}
+
+func (d duration) String() string {
+	n := time.Duration(d).Nanoseconds()
+	sign := ""
+	if n < 0 {
+		sign, n = "-", -n
+	}
+	secs, nanos := n/1e9, n%1e9
+	s := sign + strconv.FormatInt(secs, 10)
+	switch {
+	case nanos == 0:
+	case nanos%1e6 == 0:
+		s += "." + pad(nanos/1e6, 3)
+	case nanos%1e3 == 0:
+		s += "." + pad(nanos/1e3, 6)
+	default:
+		s += "." + pad(nanos, 9)
+	}
+	return s + "s"
+}
+
+func pad(v int64, width int) string {
+	s := strconv.FormatInt(v, 10)
+	for len(s) < width {
+		s = "0" + s
+	}
+	return s
+}
+
+func dur(d time.Duration) duration { return duration(d) }
+
+func durPtr(d time.Duration) *duration {
+	v := duration(d)
+	return &v
+}
+
+func u32(v uint32) *uint32 { return &v }
