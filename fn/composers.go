@@ -1,7 +1,7 @@
 package fn
 
 import (
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/class"
@@ -11,7 +11,7 @@ import (
 )
 
 // defaultComposers has a composer for every kind of v1alpha1.Composites.
-func defaultComposers(kube kubernetes.Interface, m metrics.Recorder) map[string]Composer {
+func defaultComposers(kube corev1client.CoreV1Interface, m metrics.Recorder) map[string]Composer {
 	return map[string]Composer{
 		v1alpha1.XFireboltEngineKind: engine.New(engine.NewProber(kube, engine.WithProberMetrics(m)), engine.NewEventLister(kube),
 			engine.WithMetrics(m)),

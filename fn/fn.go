@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
@@ -62,7 +62,7 @@ func Kinds() []string {
 
 // New returns the function with a composer for every kind. kube may be nil
 // (no cluster access); composers that need live signals then report that.
-func New(log logging.Logger, kube kubernetes.Interface, o ...Option) *Function {
+func New(log logging.Logger, kube corev1client.CoreV1Interface, o ...Option) *Function {
 	f := NewWithComposers(log, nil, o...)
 	f.composers = defaultComposers(kube, f.metrics)
 	return f

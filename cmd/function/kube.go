@@ -1,7 +1,7 @@
 package main
 
 import (
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -13,7 +13,7 @@ import (
 // is one. Outside a cluster with no kubeconfig (crossplane render on a
 // laptop) it returns nil: composing needs no API access, only drain checks
 // do, and they report the missing client as a condition.
-func newKubeClient(kubeconfig string) (kubernetes.Interface, error) {
+func newKubeClient(kubeconfig string) (corev1client.CoreV1Interface, error) {
 	var cfg *rest.Config
 	var err error
 	switch {
@@ -35,6 +35,12 @@ func newKubeClient(kubeconfig string) (kubernetes.Interface, error) {
 	// client-go's default (5 QPS, burst 10) would queue the pod and event
 	// lists of many engines draining at once; scrapes have their own limit.
 	cfg.QPS, cfg.Burst = 50, 100
-	c, err := kubernetes.NewForConfig(cfg)
-	return c, errors.Wrap(err, "cannot create Kubernetes client")
+	// Only the core group is read (pods and their proxy subresource for
+	// drain checks, events for stuck rollouts): its typed client, not the
+	// clientset of every group, whose code would sit in memory unused.
+	c, err := corev1client.NewForConfig(cfg)
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot create Kubernetes client")
+	}
+	return c, nil
 }

@@ -12,7 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/crossplane/function-sdk-go/logging"
@@ -62,11 +62,11 @@ func fakeAPIServer(t testing.TB, namespace string, pods int, gen int, busy map[s
 	return srv
 }
 
-func kubeFor(t testing.TB, srv *httptest.Server) kubernetes.Interface {
+func kubeFor(t testing.TB, srv *httptest.Server) corev1client.CoreV1Interface {
 	t.Helper()
 	// No client-side rate limit: the benchmark measures the function, not
 	// client-go's token bucket.
-	k, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1})
+	k, err := corev1client.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/crossplane/function-sdk-go/errors"
 )
@@ -25,12 +25,12 @@ const eventsListLimit = 100
 // NewEventLister returns an EventLister that lists events with kube,
 // uncached: events are high-volume and only read for a stuck StatefulSet.
 // kube may be nil; every lookup then fails with errNoKube.
-func NewEventLister(kube kubernetes.Interface) EventLister {
+func NewEventLister(kube corev1client.CoreV1Interface) EventLister {
 	return eventLister{kube: kube, timeout: eventsListTimeout}
 }
 
 type eventLister struct {
-	kube    kubernetes.Interface
+	kube    corev1client.CoreV1Interface
 	timeout time.Duration
 }
 
@@ -41,7 +41,7 @@ func (l eventLister) Warnings(ctx context.Context, namespace string, uid types.U
 	ctx, cancel := context.WithTimeoutCause(ctx, l.timeout,
 		errors.Errorf("listing events exceeded its timeout of %s", l.timeout))
 	defer cancel()
-	list, err := l.kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{
+	list, err := l.kube.Events(namespace).List(ctx, metav1.ListOptions{
 		FieldSelector: "involvedObject.uid=" + string(uid) + ",type=" + corev1.EventTypeWarning,
 		Limit:         eventsListLimit,
 	})

@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -29,7 +29,7 @@ func TestEventListerSelectsWarningsOfOneObject(t *testing.T) {
 		ns = a.GetNamespace()
 		return true, &corev1.EventList{Items: []corev1.Event{{Reason: "FailedCreate"}}}, nil
 	})
-	events, err := NewEventLister(kube).Warnings(context.Background(), "firebolt", "sts-uid")
+	events, err := NewEventLister(kube.CoreV1()).Warnings(context.Background(), "firebolt", "sts-uid")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestEventListerTimesOut(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(stop) })
-	kube, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1})
+	kube, err := corev1client.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
@@ -20,7 +20,7 @@ const errNoKube = "no Kubernetes client configured"
 // option set, so concurrent calls share connections, and all of them share
 // one Limiter: the function input's maxConcurrentScrapes bounds the scrapes
 // of every composite the process serves, not of one call.
-func NewProber(kube kubernetes.Interface, o ...ProberOption) DrainProber {
+func NewProber(kube corev1client.CoreV1Interface, o ...ProberOption) DrainProber {
 	p := &scrapeProber{kube: kube, clients: map[scrape.Options]*scrape.Client{}, limiter: scrape.NewLimiter(), metrics: metrics.Nop{}}
 	for _, fn := range o {
 		fn(p)
@@ -29,7 +29,7 @@ func NewProber(kube kubernetes.Interface, o ...ProberOption) DrainProber {
 }
 
 type scrapeProber struct {
-	kube    kubernetes.Interface
+	kube    corev1client.CoreV1Interface
 	mu      sync.Mutex
 	clients map[scrape.Options]*scrape.Client
 	limiter *scrape.Limiter

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/crossplane/function-sdk-go/errors"
 )
@@ -17,7 +17,7 @@ import (
 // Client lists pods with a clientset and scrapes their metrics. It is safe
 // for concurrent use.
 type Client struct {
-	kube    kubernetes.Interface
+	kube    corev1client.CoreV1Interface
 	podIP   *http.Client
 	opts    Options
 	limiter *Limiter
@@ -40,7 +40,7 @@ func WithLimiter(l *Limiter) ClientOption {
 // Option fields left zero take their defaults. An unknown Mode is not an
 // error here: every check then fails closed with a cause that says so, as the
 // original's always-error scraper did.
-func New(kube kubernetes.Interface, podIP *http.Client, o Options, co ...ClientOption) *Client {
+func New(kube corev1client.CoreV1Interface, podIP *http.Client, o Options, co ...ClientOption) *Client {
 	if podIP == nil {
 		podIP = NewPodIPHTTPClient()
 	}
@@ -76,7 +76,7 @@ func (c *Client) Observe(ctx context.Context, namespace string, selector labels.
 	if err != nil {
 		return Observation{Err: withCause(CauseConfig, errors.Wrap(err, "cannot check drain"))}
 	}
-	list, err := c.kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	list, err := c.kube.Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
 	if err != nil {
 		cause := CauseList
 		if ctx.Err() != nil {

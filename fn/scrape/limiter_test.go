@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 )
 
@@ -36,7 +36,7 @@ func TestDrainWaitsForAProcessWideSlot(t *testing.T) {
 		}
 		serveMetrics(textPlain, metricsText("0", "0"))(w, r)
 	}}
-	kube, err := kubernetes.NewForConfig(&rest.Config{Host: f.srv.URL, QPS: -1})
+	kube, err := corev1client.NewForConfig(&rest.Config{Host: f.srv.URL, QPS: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -34,7 +34,7 @@ func TestDrainRecoversPanic(t *testing.T) {
 	bad.Status.PodIP = "127.0.0.2"
 	f := newFakeAPI(t, []corev1.Pod{pod("e-g1-0", corev1.PodRunning), bad}, nil)
 	f.direct = serveMetrics(textPlain, metricsText("0", "0"))
-	kube, err := kubernetes.NewForConfig(&rest.Config{Host: f.srv.URL, QPS: -1})
+	kube, err := corev1client.NewForConfig(&rest.Config{Host: f.srv.URL, QPS: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 )
 
@@ -110,9 +110,9 @@ func (f *fakeAPI) serveDirect(w http.ResponseWriter, r *http.Request) {
 // Client-side throttling is off so many checks in a row measure the check.
 func (f *fakeAPI) client(t testing.TB, o Options) *Client {
 	t.Helper()
-	kube, err := kubernetes.NewForConfig(&rest.Config{Host: f.srv.URL, QPS: -1})
+	kube, err := corev1client.NewForConfig(&rest.Config{Host: f.srv.URL, QPS: -1})
 	if err != nil {
-		t.Fatalf("kubernetes.NewForConfig: %v", err)
+		t.Fatalf("corev1client.NewForConfig: %v", err)
 	}
 	return New(kube, nil, o)
 }
