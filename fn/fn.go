@@ -82,8 +82,8 @@ func NewWithComposers(log logging.Logger, composers map[string]Composer, o ...Op
 // foresaw) is recovered and becomes a Fatal result for that composite
 // alone; the process, and every other composite's next call, carry on.
 func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (rsp *fnv1.RunFunctionResponse, err error) {
-	tagged := f.log.WithValues("tag", req.GetMeta().GetTag())
-	log := tagged
+	tagged := newCallLogger(f.log, "tag", req.GetMeta().GetTag())
+	var log logging.Logger = tagged
 	kind, name := "", ""
 	// Deferred first so it runs last and sees the response a panic left.
 	start := time.Now()
@@ -130,7 +130,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		return rsp, nil
 	}
 	kind, name = oxr.Resource.GetKind(), oxr.Resource.GetName()
-	log = log.WithValues("kind", kind, "name", name)
+	log = tagged.WithValues("kind", kind, "name", name)
 
 	c, ok := f.composers[kind]
 	if !ok {
