@@ -7,14 +7,15 @@ import (
 	"testing"
 	"time"
 
-	// Every message packed in a typed_config must resolve when parse reads
-	// the config; these two are used nowhere else in the tests.
-	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
-	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/host/previous_hosts/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"pgregory.net/rapid"
 	"sigs.k8s.io/yaml"
+
+	// Every message packed in a typed_config must resolve when parse reads
+	// the config; these two are used nowhere else in the tests.
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/host/previous_hosts/v3"
 )
 
 // The function renders envoy.yaml from its own small types (types.go), so
@@ -113,7 +114,7 @@ func TestDurationIsProtoJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(got) != string(want) {
+		if !bytes.Equal(got, want) {
 			t.Errorf("duration(%v) = %s, protojson writes %s", d, got, want)
 		}
 	}
