@@ -20,6 +20,9 @@ const (
 
 	ReasonAdmissible            = "Admissible"
 	ReasonOperatorOwnedFieldSet = "OperatorOwnedFieldSet"
+	// ReasonSpecNotPublished: the spec is longer than the ConfigMap that
+	// publishes it to the engines can hold.
+	ReasonSpecNotPublished = "SpecNotPublished"
 )
 
 // ReqUsages is the requirement name under which Crossplane sends the

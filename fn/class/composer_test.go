@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +35,13 @@ const (
 	admissibleData = `{"rollout":"recreate","template":{"spec":{"containers":[{"name":"engine","resources":{"requests":{"cpu":"2"}}}],"nodeSelector":{"pool":"firebolt-engines"}}}}`
 	rejectedData   = `{"rollout":"recreate","template":{"spec":{"containers":[{"env":[{"name":"POD_INDEX","value":"0"}],"name":"engine","volumeMounts":[{"mountPath":"/x","name":"engine-config"}]}]}}}`
 )
+
+// hugeTemplate's spec is longer, as JSON, than a ConfigMap holds.
+var hugeTemplate = `{"metadata": {"annotations": {"x": "` + strings.Repeat("x", 1<<20) + `"}}}`
+
+const tooLarge = "spec is 1048647 bytes as JSON, more than the 1048572 a ConfigMap holds"
+
+func ptr[T any](v T) *T { return &v }
 
 func xr(template, status string) *structpb.Struct {
 	s := `{
@@ -189,6 +197,25 @@ func TestRunFunction(t *testing.T) {
 				Conditions: cond(fnv1.Status_STATUS_CONDITION_FALSE, reason, rejectedMessage),
 				Results: []*fnv1.Result{{
 					Severity: fnv1.Severity_SEVERITY_WARNING, Message: rejectedMessage, Reason: &reason,
+					Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum(),
+				}},
+				Requirements: requirements(),
+			},
+		},
+		"SpecTooLarge": {
+			reason: "A spec longer than the ConfigMap can hold: Admissible False saying so, not ready, one warning; the ConfigMap carries the reason instead of the spec, for the engines to report.",
+			req: &fnv1.RunFunctionRequest{
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(hugeTemplate, `{"observedGeneration": 2}`)}},
+				RequiredResources: map[string]*fnv1.Resources{"usages": {}, "claim": {Items: []*fnv1.Resource{claim(3, hugeTemplate)}}},
+			},
+			want: &fnv1.RunFunctionResponse{
+				Meta: &fnv1.ResponseMeta{Ttl: ttl},
+				Desired: desired(2, nil, fnv1.Ready_READY_FALSE, &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "v1", "kind": "ConfigMap",
+					"metadata": {"name": "standard-engineclass", "namespace": "firebolt", "labels": {"firebolt.io/engine-class": "standard"}},
+					"data": {"error": "` + tooLarge + `"}}`), Ready: fnv1.Ready_READY_FALSE}),
+				Conditions: cond(fnv1.Status_STATUS_CONDITION_FALSE, "SpecNotPublished", tooLarge),
+				Results: []*fnv1.Result{{
+					Severity: fnv1.Severity_SEVERITY_WARNING, Message: tooLarge, Reason: ptr("SpecNotPublished"),
 					Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum(),
 				}},
 				Requirements: requirements(),

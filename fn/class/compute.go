@@ -40,7 +40,7 @@ type Plan struct {
 // observes the ConfigMap.
 type Publish struct {
 	Namespace, Class string
-	Spec             map[string]any
+	Spec             Published
 	Ready            bool
 }
 
@@ -60,7 +60,7 @@ func Compute(in Inputs, cfg v1beta1.Resolved) Plan {
 	p := Plan{
 		TTL:         cfg.StableTTL,
 		Requirement: UsagesSelector(in.Namespace, in.Claim),
-		Publish:     &Publish{Namespace: in.Namespace, Class: in.Claim, Spec: in.Spec, Ready: in.Observed[SpecResourceName] != nil},
+		Publish:     &Publish{Namespace: in.Namespace, Class: in.Claim, Spec: PublishSpec(in.Spec), Ready: in.Observed[SpecResourceName] != nil},
 		Claim:       claimgen.Selector(v1alpha1.SchemeGroupVersion.String(), v1alpha1.FireboltEngineClassKind, in.Claim, in.Namespace),
 		Status: v1alpha1.FireboltEngineClassStatus{
 			// Until Crossplane has listed the Usages (only on a first
@@ -74,6 +74,11 @@ func Compute(in Inputs, cfg v1beta1.Resolved) Plan {
 		p.Status.BoundEngines = int32(len(p.Status.BoundEngineNames)) //nolint:gosec // A list of 2^31 names cannot be held in memory.
 	}
 
+	if msg := p.Publish.Spec.Err; msg != "" {
+		// Its engines report it too, from the ConfigMap, and keep what they
+		// run.
+		return rejected(in, p, Condition{Type: TypeAdmissible, Status: metav1.ConditionFalse, Reason: ReasonSpecNotPublished, Message: msg})
+	}
 	errs := podtemplate.Validate(&in.XR.Spec.Template, podtemplate.EngineRules, field.NewPath("spec", "template"))
 	if len(errs) == 0 {
 		p.Condition = Condition{Type: TypeAdmissible, Status: metav1.ConditionTrue, Reason: ReasonAdmissible,
@@ -82,18 +87,24 @@ func Compute(in Inputs, cfg v1beta1.Resolved) Plan {
 		p.Status.ObservedGeneration = observed(in, true)
 		return p
 	}
+	return rejected(in, p, Condition{Type: TypeAdmissible, Status: metav1.ConditionFalse, Reason: ReasonOperatorOwnedFieldSet,
+		Message: podtemplate.Rejected("spec.template", errs)})
+}
+
+// rejected is p for a class whose spec is not admissible: not ready, the
+// generation not vouched for, a warning on the transition only.
+func rejected(in Inputs, p Plan, c Condition) Plan {
 	p.Status.ObservedGeneration = observed(in, false)
-	p.Condition = Condition{Type: TypeAdmissible, Status: metav1.ConditionFalse, Reason: ReasonOperatorOwnedFieldSet,
-		Message: podtemplate.Rejected("spec.template", errs)}
-	if old := in.Admissible; old == nil || old.Reason != p.Condition.Reason || old.Status != p.Condition.Status {
-		p.Warning = p.Condition.Message
+	p.Condition = c
+	if old := in.Admissible; old == nil || old.Reason != c.Reason || old.Status != c.Status {
+		p.Warning = c.Message
 	}
 	return p
 }
 
-// observed is the claim generation the class vouches for: a class composes
-// nothing, so its spec is in effect once the composite holds it and admits
-// it.
+// observed is the claim generation the class vouches for: its spec is in
+// effect once the composite holds it and admits it (Crossplane applies the
+// ConfigMap publishing it before it writes this status).
 func observed(in Inputs, admissible bool) int64 {
 	return claimgen.Observed(in.XR.Status.ObservedGeneration, in.ClaimGen, admissible)
 }

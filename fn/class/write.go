@@ -1,7 +1,6 @@
 package class
 
 import (
-	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
@@ -36,10 +35,7 @@ func write(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p Plan) 
 		r.Resources = p.Keep
 	}
 	if p.Publish != nil {
-		cm, err := SpecConfigMap(p.Publish.Namespace, p.Publish.Class, p.Publish.Spec)
-		if err != nil {
-			return errors.Wrap(err, "cannot encode the class's spec for its ConfigMap")
-		}
+		cm := SpecConfigMap(p.Publish.Namespace, p.Publish.Class, p.Publish.Spec)
 		r.Resources = map[resource.Name]composite.Desired{SpecResourceName: {Object: cm, Ready: p.Publish.Ready}}
 	}
 	return composite.Write(req, rsp, r)

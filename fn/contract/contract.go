@@ -58,6 +58,9 @@ const (
 	// verbatim: the fields of FireboltEngineClassSpec as the class's
 	// composite holds them.
 	ClassSpecKey = "spec"
+	// ClassSpecErrorKey holds, instead, why the spec cannot be published
+	// (it is longer than a ConfigMap holds); engines report it.
+	ClassSpecErrorKey = "error"
 )
 
 // ClassSpecConfigMap is the name of the ConfigMap holding class's spec.

@@ -183,10 +183,19 @@ func readClass(c composite.Call, name string) (ClassRef, error) {
 	ref.SpecResolved = true
 	if cm != nil {
 		ref.Resolved, ref.Found, ref.Published = true, true, true
-		if spec, ok, _ := unstructured.NestedString(cm.Object, "data", contract.ClassSpecKey); !ok {
+		spec, ok, _ := unstructured.NestedString(cm.Object, "data", contract.ClassSpecKey)
+		switch {
+		case !ok:
+			// The class could not publish its spec and says why; a
+			// ConfigMap with neither key was not written by the class.
 			ref.Err = "cannot decode its spec: ConfigMap " + cm.GetName() + " has no data." + contract.ClassSpecKey
-		} else if err := json.Unmarshal([]byte(spec), &ref.Spec); err != nil {
-			ref.Err = "cannot decode its spec: " + err.Error()
+			if msg, ok, _ := unstructured.NestedString(cm.Object, "data", contract.ClassSpecErrorKey); ok && msg != "" {
+				ref.Err = BoundMessage(msg)
+			}
+		default:
+			if err := json.Unmarshal([]byte(spec), &ref.Spec); err != nil {
+				ref.Err = "cannot decode its spec: " + err.Error()
+			}
 		}
 		return ref, nil
 	}

@@ -158,6 +158,11 @@ func TestRead(t *testing.T) {
 			want: withRef(ClassRef{Name: "big", SpecResolved: true, Resolved: true, Found: true, Published: true,
 				Err: "cannot decode its spec: ConfigMap big-engineclass has no data.spec"}),
 		},
+		"ClassSpecNotPublishable": {
+			req: withClass(map[string]*fnv1.Resources{"class-spec": classSpec(map[string]any{"error": "spec is 1048647 bytes as JSON, more than the 1048572 a ConfigMap holds"})}),
+			want: withRef(ClassRef{Name: "big", SpecResolved: true, Resolved: true, Found: true, Published: true,
+				Err: "spec is 1048647 bytes as JSON, more than the 1048572 a ConfigMap holds"}),
+		},
 		"NoClaimLabels": {
 			req: &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr(nil, ""))}}},
 			want: view{

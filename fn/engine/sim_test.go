@@ -237,10 +237,7 @@ func (s *sim) SetClass(name, zone string) {
 		"spec":     spec,
 	}}
 	// The class composer publishes the spec as it does for real.
-	cm, err := class.SpecConfigMap(simNamespace, name, runtime.DeepCopyJSON(spec))
-	if err != nil {
-		s.fail("cannot render class %s's ConfigMap: %v", name, err)
-	}
+	cm := class.SpecConfigMap(simNamespace, name, class.PublishSpec(runtime.DeepCopyJSON(spec)))
 	s.classSpecs[contract.ClassSpecConfigMap(name)] = &unstructured.Unstructured{Object: cm}
 }
 
