@@ -205,7 +205,7 @@ func TestRunFunction(t *testing.T) {
 		"SpecTooLarge": {
 			reason: "A spec longer than the ConfigMap can hold: Admissible False saying so, not ready, one warning; the ConfigMap carries the reason instead of the spec, for the engines to report.",
 			req: &fnv1.RunFunctionRequest{
-				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(hugeTemplate, `{"observedGeneration": 2}`)}},
+				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: xr(hugeTemplate, `{"observedGeneration": 2}`)}},
 				RequiredResources: map[string]*fnv1.Resources{"usages": {}, "claim": {Items: []*fnv1.Resource{claim(3, hugeTemplate)}}},
 			},
 			want: &fnv1.RunFunctionResponse{
