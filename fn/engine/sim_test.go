@@ -241,6 +241,12 @@ func (s *sim) SetClass(name, zone string) {
 	s.classSpecs[contract.ClassSpecConfigMap(name)] = &unstructured.Unstructured{Object: cm}
 }
 
+// UnpublishClass removes the ConfigMap a class publishes its spec in,
+// leaving the class claim: a class Crossplane has not composed yet.
+func (s *sim) UnpublishClass(name string) {
+	delete(s.classSpecs, contract.ClassSpecConfigMap(name))
+}
+
 // Status decodes the composite's status.
 func (s *sim) Status() v1alpha1.FireboltEngineStatus {
 	var st v1alpha1.FireboltEngineStatus
