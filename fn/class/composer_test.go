@@ -159,6 +159,22 @@ func TestRunFunction(t *testing.T) {
 				Requirements: requirements(),
 			},
 		},
+		"BreakerOpen": {
+			reason: "Crossplane's circuit breaker drops the class's watch events (binding many engines at once opens it): an edit of the class would reach it only as a dropped event, so it is called again in 5 s, not 30 m.",
+			req: &fnv1.RunFunctionRequest{
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate,
+					`{"observedGeneration": 2, "conditions": [{"type": "Responsive", "status": "False", "reason": "WatchCircuitOpen"}]}`)},
+					Resources: map[string]*fnv1.Resource{"spec-configmap": specConfigMap(admissibleData, false)}},
+				RequiredResources: map[string]*fnv1.Resources{"usages": {Items: []*fnv1.Resource{usage("etl", "standard", false)}},
+					"claim": {Items: []*fnv1.Resource{claim(2, admissibleTemplate)}}},
+			},
+			want: &fnv1.RunFunctionResponse{
+				Meta:         &fnv1.ResponseMeta{Ttl: durationpb.New(5 * time.Second)},
+				Desired:      desired(2, []string{"etl"}, fnv1.Ready_READY_TRUE, specConfigMap(admissibleData, true)),
+				Conditions:   admissible,
+				Requirements: requirements(),
+			},
+		},
 		"NoUsages": {
 			reason: "Crossplane found no Usage: the count is 0 and the list empty, published, not omitted. The ConfigMap is not ready until Crossplane observes it.",
 			req: &fnv1.RunFunctionRequest{

@@ -46,6 +46,20 @@ type Publish struct {
 
 // Compute decides the class's status. It is pure.
 func Compute(in Inputs, cfg v1beta1.Resolved) Plan {
+	p := decide(in, cfg)
+	if in.WatchesDropped {
+		// Every engine bound to the class composes a Usage, and each
+		// Usage is a few watch events of the class (created, finalizer,
+		// details, status): binding many engines at once opens the
+		// class's circuit breaker. An edit of the class then reaches its
+		// composite as a dropped event, and its engines read the spec from
+		// what the class publishes: only a timed call would notice it.
+		p.TTL = min(p.TTL, composite.TTLWatchesDropped)
+	}
+	return p
+}
+
+func decide(in Inputs, cfg v1beta1.Resolved) Plan {
 	if in.Claim == "" {
 		// Engines name a class by its claim: without one nothing can be
 		// counted or published, so the status and the ConfigMap stay as

@@ -35,6 +35,8 @@ type Inputs struct {
 	// Admissible is the composite's Admissible condition now, to tell
 	// transitions; nil when it has none.
 	Admissible *Condition
+	// WatchesDropped: Crossplane's circuit breaker for the class is open.
+	WatchesDropped bool
 	// ClaimGen is the FireboltEngineClass claim itself, read for its
 	// generation.
 	ClaimGen claimgen.Claim
@@ -59,6 +61,7 @@ func read(c composite.Call) (Inputs, error) {
 	}
 	in.Spec, _, _ = unstructured.NestedMap(c.XR.Resource.Object, "spec")
 	in.Admissible = composite.ConditionOf(c.XR.Resource.UnstructuredContent(), TypeAdmissible)
+	in.WatchesDropped = composite.WatchesDropped(c.XR.Resource.UnstructuredContent())
 	var err error
 	if in.Observed, err = composite.ObservedComposed(c.Req); err != nil {
 		return Inputs{}, err
