@@ -188,6 +188,15 @@ func TestEngineClaims(t *testing.T) {
 			obj:    e(setf("spec.storage.emptyDir", map[string]any{}), setf("spec.storage.hostPath.path", "/mnt/firebolt")),
 			errors: []string{`spec.storage: Invalid value: spec.storage: persistentVolumeClaim, emptyDir and hostPath are mutually exclusive`},
 		},
+		"EngineClassRefAtTheLimit": {
+			reason: "A class name as long as Crossplane admits for a claim.",
+			kind:   kind, obj: e(setf("spec.engineClassRef", strings.Repeat("c", 63))),
+		},
+		"EngineClassRefTooLong": {
+			reason: "No class can have a longer name, and the engine's Usage of it carries it as a label value.",
+			kind:   kind, obj: e(setf("spec.engineClassRef", strings.Repeat("c", 64))),
+			errors: []string{`spec.engineClassRef: Too long: may not be more than 63 bytes`},
+		},
 		"OneStorageBackend": {
 			reason: "One backend is fine.",
 			kind:   kind, obj: e(setf("spec.storage.persistentVolumeClaim.storageClassName", "fast")),

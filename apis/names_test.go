@@ -84,8 +84,13 @@ func TestClaimNames(t *testing.T) {
 			kind:   "FireboltInstance", file: "instance.yaml", composite: true, name: long(v1alpha1.MaxInstanceNameLength) + "-x7k2p",
 		},
 		"ClassNamesAreNotLimited": {
-			reason: "A class composes nothing; only Crossplane's limit applies.",
+			reason: "A class is named by its engines' Usages' firebolt.io/engine-class label and its ConfigMap <name>-engineclass: Crossplane's limit is a label value's, so it is the only one.",
 			kind:   "FireboltEngineClass", file: "engineclass.yaml", name: "1." + long(61),
+		},
+		"ClassAboveCrossplanesLimit": {
+			reason: "A class name that could not be a label value is refused by Crossplane's limit on claim names.",
+			kind:   "FireboltEngineClass", file: "engineclass.yaml", name: long(64),
+			errors: []string{crossplaneLimit},
 		},
 	}
 	for name, tc := range cases {

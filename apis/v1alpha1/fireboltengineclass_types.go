@@ -61,14 +61,14 @@ type FireboltEngineClassStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration"`
 
-	// BoundEngines counts the engines in the namespace that name this class.
+	// BoundEngines counts the engines bound to this class: those whose
+	// Usage of it exists.
 	// Not omitted when 0, so that the BOUND column reads 0.
 	// +optional
 	BoundEngines int32 `json:"boundEngines"`
 
-	// BoundEngineNames names those engines, sorted. Each engine's Usage of
-	// the class repeats them, so a refused deletion names every engine
-	// that holds the class.
+	// BoundEngineNames names those engines, sorted. A refused deletion
+	// quotes one engine's Usage, whose reason points here for the rest.
 	// +listType=set
 	// +optional
 	BoundEngineNames []string `json:"boundEngineNames,omitempty"`

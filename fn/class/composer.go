@@ -1,7 +1,8 @@
 // Package class composes a FireboltEngineClass. A class composes no
-// workload: its composer checks the template (condition Admissible) and
-// counts the engines that name it (status.boundEngines). Deletion
-// protection comes from the Usage each bound engine composes (engine.Usage).
+// workload: its composer checks the template (condition Admissible),
+// publishes its spec to its engines in a ConfigMap (SpecConfigMap) and
+// counts the engines bound to it (status.boundEngines) by the Usages they
+// compose. Deletion protection comes from those Usages (engine.Usage).
 package class
 
 import (
@@ -19,11 +20,14 @@ const (
 
 	ReasonAdmissible            = "Admissible"
 	ReasonOperatorOwnedFieldSet = "OperatorOwnedFieldSet"
+	// ReasonSpecNotPublished: the spec is longer than the ConfigMap that
+	// publishes it to the engines can hold.
+	ReasonSpecNotPublished = "SpecNotPublished"
 )
 
-// ReqEngines is the requirement name under which Crossplane sends the
-// namespace's FireboltEngine claims.
-const ReqEngines = "engines"
+// ReqUsages is the requirement name under which Crossplane sends the
+// Usages of the class.
+const ReqUsages = "usages"
 
 // Composer composes XFireboltEngineClass composites.
 type Composer struct{}

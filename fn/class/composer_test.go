@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,26 +29,47 @@ const (
 		`spec.template.spec.containers[engine].volumeMounts[engine-config]: Forbidden: reserved name: mounted by the operator`
 )
 
+// The ConfigMaps publishing the two templates: the spec's own fields as
+// JSON, keys sorted, none of Crossplane's (claimRef, resourceRefs).
+const (
+	admissibleData = `{"rollout":"recreate","template":{"spec":{"containers":[{"name":"engine","resources":{"requests":{"cpu":"2"}}}],"nodeSelector":{"pool":"firebolt-engines"}}}}`
+	rejectedData   = `{"rollout":"recreate","template":{"spec":{"containers":[{"env":[{"name":"POD_INDEX","value":"0"}],"name":"engine","volumeMounts":[{"mountPath":"/x","name":"engine-config"}]}]}}}`
+)
+
+// hugeTemplate's spec is longer, as JSON, than a ConfigMap holds.
+var hugeTemplate = `{"metadata": {"annotations": {"x": "` + strings.Repeat("x", 1<<20) + `"}}}`
+
+const tooLarge = "spec is 1048647 bytes as JSON, more than the 1048572 a ConfigMap holds"
+
+func ptr[T any](v T) *T { return &v }
+
 func xr(template, status string) *structpb.Struct {
 	s := `{
   "apiVersion": "compute.firebolt.io/v1alpha1",
   "kind": "XFireboltEngineClass",
   "metadata": {"name": "standard-9d2kw", "generation": 4,
     "labels": {"crossplane.io/claim-name": "standard", "crossplane.io/claim-namespace": "firebolt"}},
-  "spec": {"template": ` + template + `}`
+  "spec": {"template": ` + template + `, "rollout": "recreate",
+    "claimRef": {"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngineClass", "name": "standard", "namespace": "firebolt"},
+    "resourceRefs": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "standard-engineclass"}]}`
 	if status != "" {
 		s += `, "status": ` + status
 	}
 	return resource.MustStructJSON(s + "}")
 }
 
-func engine(name, class string) *fnv1.Resource {
-	spec := `{"instanceRef": "demo"}`
-	if class != "" {
-		spec = `{"instanceRef": "demo", "engineClassRef": "` + class + `"}`
+// usage is the Usage engine composes of class, as Crossplane lists it by
+// its firebolt.io/engine-class label; deleting marks one Crossplane is
+// deleting.
+func usage(engine, class string, deleting bool) *fnv1.Resource {
+	meta := `"name": "` + engine + `-engineclass-fe6d3468", "namespace": "firebolt",
+		"labels": {"firebolt.io/engine": "` + engine + `", "firebolt.io/engine-class": "standard"}`
+	if deleting {
+		meta += `, "deletionTimestamp": "2026-01-01T00:00:00Z"`
 	}
-	return &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngine",
-		"metadata": {"name": "` + name + `", "namespace": "firebolt"}, "spec": ` + spec + `}`)}
+	return &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage",
+		"metadata": {` + meta + `},
+		"spec": {"of": {"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngineClass", "resourceRef": {"name": "` + class + `"}}}}`)}
 }
 
 // claim is the class's own claim at generation gen: its generation lags
@@ -55,16 +77,16 @@ func engine(name, class string) *fnv1.Resource {
 func claim(gen int, template string) *fnv1.Resource {
 	return &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngineClass",
 		"metadata": {"name": "standard", "namespace": "firebolt", "generation": ` + strconv.Itoa(gen) + `},
-		"spec": {"template": ` + template + `, "resourceRef": {"name": "standard-9d2kw"}}}`)}
+		"spec": {"template": ` + template + `, "rollout": "recreate", "resourceRef": {"name": "standard-9d2kw"}}}`)}
 }
 
 func requirements() *fnv1.Requirements {
 	ns := "firebolt"
 	return &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{
-		"engines": {
-			ApiVersion: "compute.firebolt.io/v1alpha1",
-			Kind:       "FireboltEngine",
-			Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{}},
+		"usages": {
+			ApiVersion: "protection.crossplane.io/v1beta1",
+			Kind:       "Usage",
+			Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"firebolt.io/engine-class": "standard"}}},
 			Namespace:  &ns,
 		},
 		"claim": {
@@ -76,15 +98,35 @@ func requirements() *fnv1.Requirements {
 	}}
 }
 
-func desired(observedGeneration int, bound []string, ready fnv1.Ready) *fnv1.State {
+// specConfigMap is the ConfigMap publishing data, the spec's own fields
+// as JSON (none of Crossplane's).
+func specConfigMap(data string, ready bool) *fnv1.Resource {
+	r := fnv1.Ready_READY_FALSE
+	if ready {
+		r = fnv1.Ready_READY_TRUE
+	}
+	quoted, err := json.Marshal(data)
+	if err != nil {
+		panic(err)
+	}
+	return &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": {"name": "standard-engineclass", "namespace": "firebolt", "labels": {"firebolt.io/engine-class": "standard"}},
+		"data": {"spec": ` + string(quoted) + `}}`), Ready: r}
+}
+
+func desired(observedGeneration int, bound []string, ready fnv1.Ready, cm *fnv1.Resource) *fnv1.State {
 	names, err := json.Marshal(bound)
 	if err != nil || bound == nil {
 		names = []byte("[]")
 	}
-	return &fnv1.State{Composite: &fnv1.Resource{
+	s := &fnv1.State{Composite: &fnv1.Resource{
 		Resource: resource.MustStructJSON(`{"status": {"observedGeneration": ` + strconv.Itoa(observedGeneration) + `, "boundEngines": ` + strconv.Itoa(len(bound)) + `, "boundEngineNames": ` + string(names) + `}}`),
 		Ready:    ready,
 	}}
+	if cm != nil {
+		s.Resources = map[string]*fnv1.Resource{"spec-configmap": cm}
+	}
+	return s
 }
 
 func cond(status fnv1.Status, reason, message string) []*fnv1.Condition {
@@ -100,42 +142,60 @@ func TestRunFunction(t *testing.T) {
 		req    *fnv1.RunFunctionRequest
 		want   *fnv1.RunFunctionResponse
 	}{
-		"CountsEnginesNamingTheClass": {
-			reason: "Engines naming this class count and are named, sorted; one naming another class and one naming none do not. The class composes nothing, is ready, and keeps asking for the namespace's engines.",
+		"CountsEnginesByTheirUsages": {
+			reason: "Engines whose Usage of this class Crossplane lists by label count and are named, sorted; a Usage being deleted (its engine moved away) and one of another object do not. " +
+				"The class publishes its spec in a ConfigMap, ready once observed, and asks for its Usages by label, not for the namespace's engines.",
 			req: &fnv1.RunFunctionRequest{
-				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, "")}},
-				RequiredResources: map[string]*fnv1.Resources{"engines": {Items: []*fnv1.Resource{
-					engine("reporting", "standard"), engine("etl", "standard"), engine("adhoc", "large"), engine("scratch", ""),
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, "")},
+					Resources: map[string]*fnv1.Resource{"spec-configmap": specConfigMap(admissibleData, false)}},
+				RequiredResources: map[string]*fnv1.Resources{"usages": {Items: []*fnv1.Resource{
+					usage("reporting", "standard", false), usage("etl", "standard", false), usage("adhoc", "standard", true), usage("scratch", "large", false),
 				}}, "claim": {Items: []*fnv1.Resource{claim(2, admissibleTemplate)}}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:      desired(2, []string{"etl", "reporting"}, fnv1.Ready_READY_TRUE),
+				Desired:      desired(2, []string{"etl", "reporting"}, fnv1.Ready_READY_TRUE, specConfigMap(admissibleData, true)),
 				Conditions:   admissible,
 				Requirements: requirements(),
 			},
 		},
-		"NoEngines": {
-			reason: "Crossplane found no engine: the count is 0 and the list empty, published, not omitted.",
+		"BreakerOpen": {
+			reason: "Crossplane's circuit breaker drops the class's watch events (binding many engines at once opens it): an edit of the class would reach it only as a dropped event, so it is called again in 5 s, not 30 m.",
+			req: &fnv1.RunFunctionRequest{
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate,
+					`{"observedGeneration": 2, "conditions": [{"type": "Responsive", "status": "False", "reason": "WatchCircuitOpen"}]}`)},
+					Resources: map[string]*fnv1.Resource{"spec-configmap": specConfigMap(admissibleData, false)}},
+				RequiredResources: map[string]*fnv1.Resources{"usages": {Items: []*fnv1.Resource{usage("etl", "standard", false)}},
+					"claim": {Items: []*fnv1.Resource{claim(2, admissibleTemplate)}}},
+			},
+			want: &fnv1.RunFunctionResponse{
+				Meta:         &fnv1.ResponseMeta{Ttl: durationpb.New(5 * time.Second)},
+				Desired:      desired(2, []string{"etl"}, fnv1.Ready_READY_TRUE, specConfigMap(admissibleData, true)),
+				Conditions:   admissible,
+				Requirements: requirements(),
+			},
+		},
+		"NoUsages": {
+			reason: "Crossplane found no Usage: the count is 0 and the list empty, published, not omitted. The ConfigMap is not ready until Crossplane observes it.",
 			req: &fnv1.RunFunctionRequest{
 				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"boundEngines": 3, "boundEngineNames": ["a", "b", "c"]}`)}},
-				RequiredResources: map[string]*fnv1.Resources{"engines": {}, "claim": {Items: []*fnv1.Resource{claim(2, admissibleTemplate)}}},
+				RequiredResources: map[string]*fnv1.Resources{"usages": {}, "claim": {Items: []*fnv1.Resource{claim(2, admissibleTemplate)}}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:      desired(2, nil, fnv1.Ready_READY_TRUE),
+				Desired:      desired(2, nil, fnv1.Ready_READY_TRUE, specConfigMap(admissibleData, false)),
 				Conditions:   admissible,
 				Requirements: requirements(),
 			},
 		},
-		"EnginesNotListedYet": {
-			reason: "Before Crossplane has listed the engines (or fetched the claim) the published count, names and observed generation stay instead of dropping to none.",
+		"UsagesNotListedYet": {
+			reason: "Before Crossplane has listed the Usages (or fetched the claim) the published count, names and observed generation stay instead of dropping to none.",
 			req: &fnv1.RunFunctionRequest{
 				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"observedGeneration": 2, "boundEngines": 3, "boundEngineNames": ["a", "b", "c"]}`)}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:      desired(2, []string{"a", "b", "c"}, fnv1.Ready_READY_TRUE),
+				Desired:      desired(2, []string{"a", "b", "c"}, fnv1.Ready_READY_TRUE, specConfigMap(admissibleData, false)),
 				Conditions:   admissible,
 				Requirements: requirements(),
 			},
@@ -144,15 +204,34 @@ func TestRunFunction(t *testing.T) {
 			reason: "A template the schema lets through but the rules reject: Admissible False with every field path, not ready, one warning.",
 			req: &fnv1.RunFunctionRequest{
 				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(rejectedTemplate, `{"observedGeneration": 2}`)}},
-				RequiredResources: map[string]*fnv1.Resources{"engines": {Items: []*fnv1.Resource{engine("etl", "standard")}},
+				RequiredResources: map[string]*fnv1.Resources{"usages": {Items: []*fnv1.Resource{usage("etl", "standard", false)}},
 					"claim": {Items: []*fnv1.Resource{claim(3, rejectedTemplate)}}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:       &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:    desired(2, []string{"etl"}, fnv1.Ready_READY_FALSE),
+				Desired:    desired(2, []string{"etl"}, fnv1.Ready_READY_FALSE, specConfigMap(rejectedData, false)),
 				Conditions: cond(fnv1.Status_STATUS_CONDITION_FALSE, reason, rejectedMessage),
 				Results: []*fnv1.Result{{
 					Severity: fnv1.Severity_SEVERITY_WARNING, Message: rejectedMessage, Reason: &reason,
+					Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum(),
+				}},
+				Requirements: requirements(),
+			},
+		},
+		"SpecTooLarge": {
+			reason: "A spec longer than the ConfigMap can hold: Admissible False saying so, not ready, one warning; the ConfigMap carries the reason instead of the spec, for the engines to report.",
+			req: &fnv1.RunFunctionRequest{
+				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: xr(hugeTemplate, `{"observedGeneration": 2}`)}},
+				RequiredResources: map[string]*fnv1.Resources{"usages": {}, "claim": {Items: []*fnv1.Resource{claim(3, hugeTemplate)}}},
+			},
+			want: &fnv1.RunFunctionResponse{
+				Meta: &fnv1.ResponseMeta{Ttl: ttl},
+				Desired: desired(2, nil, fnv1.Ready_READY_FALSE, &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "v1", "kind": "ConfigMap",
+					"metadata": {"name": "standard-engineclass", "namespace": "firebolt", "labels": {"firebolt.io/engine-class": "standard"}},
+					"data": {"error": "` + tooLarge + `"}}`), Ready: fnv1.Ready_READY_FALSE}),
+				Conditions: cond(fnv1.Status_STATUS_CONDITION_FALSE, "SpecNotPublished", tooLarge),
+				Results: []*fnv1.Result{{
+					Severity: fnv1.Severity_SEVERITY_WARNING, Message: tooLarge, Reason: ptr("SpecNotPublished"),
 					Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum(),
 				}},
 				Requirements: requirements(),
@@ -163,11 +242,11 @@ func TestRunFunction(t *testing.T) {
 			req: &fnv1.RunFunctionRequest{
 				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(rejectedTemplate,
 					`{"observedGeneration": 3, "conditions": [{"type": "Admissible", "status": "False", "reason": "OperatorOwnedFieldSet"}]}`)}},
-				RequiredResources: map[string]*fnv1.Resources{"engines": {}, "claim": {Items: []*fnv1.Resource{claim(3, rejectedTemplate)}}},
+				RequiredResources: map[string]*fnv1.Resources{"usages": {}, "claim": {Items: []*fnv1.Resource{claim(3, rejectedTemplate)}}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:      desired(2, nil, fnv1.Ready_READY_FALSE),
+				Desired:      desired(2, nil, fnv1.Ready_READY_FALSE, specConfigMap(rejectedData, false)),
 				Conditions:   cond(fnv1.Status_STATUS_CONDITION_FALSE, reason, rejectedMessage),
 				Requirements: requirements(),
 			},
@@ -176,13 +255,13 @@ func TestRunFunction(t *testing.T) {
 			reason: "The claim is at generation 3 with a template the composite does not hold yet: generation 2 stays published.",
 			req: &fnv1.RunFunctionRequest{
 				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"observedGeneration": 2}`)}},
-				RequiredResources: map[string]*fnv1.Resources{"engines": {}, "claim": {Items: []*fnv1.Resource{
+				RequiredResources: map[string]*fnv1.Resources{"usages": {}, "claim": {Items: []*fnv1.Resource{
 					claim(3, `{"spec": {"nodeSelector": {"pool": "other"}}}`),
 				}}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:      desired(2, nil, fnv1.Ready_READY_TRUE),
+				Desired:      desired(2, nil, fnv1.Ready_READY_TRUE, specConfigMap(admissibleData, false)),
 				Conditions:   admissible,
 				Requirements: requirements(),
 			},
@@ -191,11 +270,11 @@ func TestRunFunction(t *testing.T) {
 			reason: "Crossplane found no claim: there is no generation to vouch for.",
 			req: &fnv1.RunFunctionRequest{
 				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"observedGeneration": 2}`)}},
-				RequiredResources: map[string]*fnv1.Resources{"engines": {}, "claim": {}},
+				RequiredResources: map[string]*fnv1.Resources{"usages": {}, "claim": {}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:      desired(0, nil, fnv1.Ready_READY_TRUE),
+				Desired:      desired(0, nil, fnv1.Ready_READY_TRUE, specConfigMap(admissibleData, false)),
 				Conditions:   admissible,
 				Requirements: requirements(),
 			},
@@ -218,21 +297,23 @@ func TestRunFunction(t *testing.T) {
 
 // TestRunFunctionWithoutClaim: engines name a class by its claim, so
 // without claim labels nothing can be counted. Like every composer, the
-// class keeps what it published and says why in a condition, rather than
-// failing the pipeline.
+// class keeps what it published (its status and the ConfigMap engines read
+// its spec from) and says why in a condition, rather than failing the
+// pipeline.
 func TestRunFunctionWithoutClaim(t *testing.T) {
 	log := logging.NewNopLogger()
 	f := fn.NewWithComposers(log, map[string]fn.Composer{v1alpha1.XFireboltEngineClassKind: class.New()})
 	req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(
 		`{"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltEngineClass", "metadata": {"name": "standard-9d2kw"}, "spec": {"template": {}},
-		"status": {"observedGeneration": 2, "boundEngines": 1, "boundEngineNames": ["a"]}}`)}}}
+		"status": {"observedGeneration": 2, "boundEngines": 1, "boundEngineNames": ["a"]}}`)},
+		Resources: map[string]*fnv1.Resource{"spec-configmap": specConfigMap(admissibleData, false)}}}
 	rsp, err := f.RunFunction(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := &fnv1.RunFunctionResponse{
 		Meta:       &fnv1.ResponseMeta{Ttl: durationpb.New(30 * time.Minute)},
-		Desired:    desired(2, []string{"a"}, fnv1.Ready_READY_FALSE),
+		Desired:    desired(2, []string{"a"}, fnv1.Ready_READY_FALSE, specConfigMap(admissibleData, true)),
 		Conditions: cond(fnv1.Status_STATUS_CONDITION_FALSE, "ClaimLabelsMissing", "composite standard-9d2kw has no crossplane.io/claim-name and crossplane.io/claim-namespace labels: create engine classes through a FireboltEngineClass claim"),
 	}
 	if diff := cmp.Diff(want, rsp, protocmp.Transform()); diff != "" {

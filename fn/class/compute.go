@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
@@ -23,45 +24,75 @@ type Plan struct {
 	Warning   string // an event, only on a transition to not admissible
 	Ready     bool
 	TTL       time.Duration
-	// Requirement lists the namespace's engines; nil without a claim.
+	// Requirement lists the Usages of the class; nil without a claim.
 	Requirement *fnv1.ResourceSelector
+	// Publish is the ConfigMap publishing the class's spec to its
+	// engines; nil without a claim.
+	Publish *Publish
+	// Keep are observed objects returned as they are, by a class that
+	// cannot decide anything.
+	Keep map[resource.Name]composite.Desired
 	// Claim asks for the class's own claim, for its generation.
 	Claim *fnv1.ResourceSelector
 }
 
+// Publish is what SpecConfigMap renders from, and whether Crossplane
+// observes the ConfigMap.
+type Publish struct {
+	Namespace, Class string
+	Spec             Published
+	Ready            bool
+}
+
 // Compute decides the class's status. It is pure.
 func Compute(in Inputs, cfg v1beta1.Resolved) Plan {
+	p := decide(in, cfg)
+	if in.WatchesDropped {
+		// Every engine bound to the class composes a Usage, and each
+		// Usage is a few watch events of the class (created, finalizer,
+		// details, status): binding many engines at once opens the
+		// class's circuit breaker. An edit of the class then reaches its
+		// composite as a dropped event, and its engines read the spec from
+		// what the class publishes: only a timed call would notice it.
+		p.TTL = min(p.TTL, composite.TTLWatchesDropped)
+	}
+	return p
+}
+
+func decide(in Inputs, cfg v1beta1.Resolved) Plan {
 	if in.Claim == "" {
 		// Engines name a class by its claim: without one nothing can be
-		// counted, so the published status stays as it is.
+		// counted or published, so the status and the ConfigMap stay as
+		// they are.
 		return Plan{
 			TTL:       cfg.StableTTL,
 			Status:    in.XR.Status,
+			Keep:      composite.KeepObserved(in.Observed),
 			Condition: composite.ClaimLabelsMissing(TypeAdmissible, in.XR.Name, "engine classes", v1alpha1.FireboltEngineClassKind),
 		}
 	}
 	p := Plan{
 		TTL:         cfg.StableTTL,
-		Requirement: EnginesSelector(in.Namespace),
+		Requirement: UsagesSelector(in.Namespace, in.Claim),
+		Publish:     &Publish{Namespace: in.Namespace, Class: in.Claim, Spec: PublishSpec(in.Spec), Ready: in.Observed[SpecResourceName] != nil},
 		Claim:       claimgen.Selector(v1alpha1.SchemeGroupVersion.String(), v1alpha1.FireboltEngineClassKind, in.Claim, in.Namespace),
 		Status: v1alpha1.FireboltEngineClassStatus{
-			// Until Crossplane has listed the engines (only on a first
+			// Until Crossplane has listed the Usages (only on a first
 			// call), keep what is published rather than flap to none.
 			BoundEngines:     in.XR.Status.BoundEngines,
 			BoundEngineNames: in.XR.Status.BoundEngineNames,
 		},
 	}
-	if in.EnginesResolved {
-		p.Status.BoundEngineNames = nil
-		for _, e := range in.Engines {
-			if e.Class == in.Claim {
-				p.Status.BoundEngineNames = append(p.Status.BoundEngineNames, e.Name)
-			}
-		}
-		slices.Sort(p.Status.BoundEngineNames)
+	if in.UsagesResolved {
+		p.Status.BoundEngineNames = boundEngines(in.Usages, in.Claim)
 		p.Status.BoundEngines = int32(len(p.Status.BoundEngineNames)) //nolint:gosec // A list of 2^31 names cannot be held in memory.
 	}
 
+	if msg := p.Publish.Spec.Err; msg != "" {
+		// Its engines report it too, from the ConfigMap, and keep what they
+		// run.
+		return rejected(in, p, Condition{Type: TypeAdmissible, Status: metav1.ConditionFalse, Reason: ReasonSpecNotPublished, Message: msg})
+	}
 	errs := podtemplate.Validate(&in.XR.Spec.Template, podtemplate.EngineRules, field.NewPath("spec", "template"))
 	if len(errs) == 0 {
 		p.Condition = Condition{Type: TypeAdmissible, Status: metav1.ConditionTrue, Reason: ReasonAdmissible,
@@ -70,18 +101,40 @@ func Compute(in Inputs, cfg v1beta1.Resolved) Plan {
 		p.Status.ObservedGeneration = observed(in, true)
 		return p
 	}
+	return rejected(in, p, Condition{Type: TypeAdmissible, Status: metav1.ConditionFalse, Reason: ReasonOperatorOwnedFieldSet,
+		Message: podtemplate.Rejected("spec.template", errs)})
+}
+
+// rejected is p for a class whose spec is not admissible: not ready, the
+// generation not vouched for, a warning on the transition only.
+func rejected(in Inputs, p Plan, c Condition) Plan {
 	p.Status.ObservedGeneration = observed(in, false)
-	p.Condition = Condition{Type: TypeAdmissible, Status: metav1.ConditionFalse, Reason: ReasonOperatorOwnedFieldSet,
-		Message: podtemplate.Rejected("spec.template", errs)}
-	if old := in.Admissible; old == nil || old.Reason != p.Condition.Reason || old.Status != p.Condition.Status {
-		p.Warning = p.Condition.Message
+	p.Condition = c
+	if old := in.Admissible; old == nil || old.Reason != c.Reason || old.Status != c.Status {
+		p.Warning = c.Message
 	}
 	return p
 }
 
-// observed is the claim generation the class vouches for: a class composes
-// nothing, so its spec is in effect once the composite holds it and admits
-// it.
+// observed is the claim generation the class vouches for: its spec is in
+// effect once the composite holds it and admits it (Crossplane applies the
+// ConfigMap publishing it before it writes this status).
 func observed(in Inputs, admissible bool) int64 {
 	return claimgen.Observed(in.XR.Status.ObservedGeneration, in.ClaimGen, admissible)
+}
+
+// boundEngines names the engines whose Usage protects class, sorted, each
+// once. A Usage being deleted belongs to an engine that no longer names the
+// class (it stays only until Crossplane's Usage controller lets it go), and
+// one without the engine label or of another object was not composed by an
+// engine for this class.
+func boundEngines(usages []Usage, class string) []string {
+	var names []string
+	for _, u := range usages {
+		if u.Engine != "" && u.Of == class && !u.Deleting {
+			names = append(names, u.Engine)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }

@@ -5,38 +5,50 @@ import (
 
 	xperrors "github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
+	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 )
 
 // Inputs is what compute needs, decoded from the request.
 type Inputs struct {
 	// XR is the observed composite.
 	XR v1alpha1.XFireboltEngineClass
+	// Spec is the composite's spec as Crossplane sent it, for the
+	// ConfigMap that publishes it verbatim.
+	Spec map[string]any
 	// Claim and Namespace identify the class as engines name it; empty
 	// when the composite has no claim labels.
 	Claim     string
 	Namespace string
-	// Engines are the namespace's FireboltEngine claims; EnginesResolved
-	// is false until Crossplane has listed them.
-	Engines         []Engine
-	EnginesResolved bool
+	// Usages are the engines' Usages of the class, by their labels;
+	// UsagesResolved is false until Crossplane has listed them.
+	Usages         []Usage
+	UsagesResolved bool
+	// Observed are the observed composed resources by
+	// composition-resource-name: at most the spec's ConfigMap.
+	Observed map[resource.Name]*composed.Unstructured
 	// Admissible is the composite's Admissible condition now, to tell
 	// transitions; nil when it has none.
 	Admissible *Condition
+	// WatchesDropped: Crossplane's circuit breaker for the class is open.
+	WatchesDropped bool
 	// ClaimGen is the FireboltEngineClass claim itself, read for its
 	// generation.
 	ClaimGen claimgen.Claim
 }
 
-// Engine is what the class needs of a FireboltEngine claim. Only this is
-// decoded, so an engine the class cannot make sense of otherwise still
+// Usage is what the class needs of a Usage an engine composes. Only this
+// is decoded, so a Usage the class cannot make sense of otherwise still
 // counts.
-type Engine struct {
-	Name  string
-	Class string // spec.engineClassRef, "" when unset
+type Usage struct {
+	Engine   string // its firebolt.io/engine label
+	Of       string // spec.of.resourceRef.name: the class it protects
+	Deleting bool
 }
 
 // Condition is a status condition as compute sees it.
@@ -47,41 +59,47 @@ func read(c composite.Call) (Inputs, error) {
 	if err := composite.Decode(c.XR.Resource.UnstructuredContent(), &in.XR); err != nil {
 		return Inputs{}, xperrors.Wrap(err, "cannot decode XFireboltEngineClass")
 	}
+	in.Spec, _, _ = unstructured.NestedMap(c.XR.Resource.Object, "spec")
 	in.Admissible = composite.ConditionOf(c.XR.Resource.UnstructuredContent(), TypeAdmissible)
+	in.WatchesDropped = composite.WatchesDropped(c.XR.Resource.UnstructuredContent())
+	var err error
+	if in.Observed, err = composite.ObservedComposed(c.Req); err != nil {
+		return Inputs{}, err
+	}
 	claim := composite.ClaimOf(c.XR)
 	if !claim.Known() {
 		return in, nil
 	}
 	in.Claim, in.Namespace = claim.Name, claim.Namespace
-
-	var err error
 	if in.ClaimGen, err = claimgen.Read(c.Req, in.Claim, in.XR.Spec); err != nil {
 		return Inputs{}, err
 	}
-
-	items, resolved, err := composite.Required(c.Req, ReqEngines, "FireboltEngine claims")
+	items, resolved, err := composite.Required(c.Req, ReqUsages, "Usages of the class")
 	if err != nil {
 		return Inputs{}, err
 	}
-	in.EnginesResolved = resolved
+	in.UsagesResolved = resolved
 	for _, it := range items {
-		ref, _, _ := unstructured.NestedString(it.Resource.Object, "spec", "engineClassRef")
-		in.Engines = append(in.Engines, Engine{Name: it.Resource.GetName(), Class: ref})
+		o := it.Resource
+		of, _, _ := unstructured.NestedString(o.Object, "spec", "of", "resourceRef", "name")
+		in.Usages = append(in.Usages, Usage{Engine: o.GetLabels()[contract.LabelEngine], Of: of, Deleting: o.GetDeletionTimestamp() != nil})
 	}
 	return in, nil
 }
 
-// EnginesSelector selects every FireboltEngine claim in namespace.
-// Crossplane v2.4 lists a label requirement with client.MatchingLabels, and
-// an empty label set matches everything; its dependency tracker treats a
-// reference with neither name nor labels as every object of the kind in the
-// namespace, so an engine created, edited or deleted there re-runs the
-// class.
-func EnginesSelector(namespace string) *fnv1.ResourceSelector {
+// UsagesSelector selects the Usages labelled as protecting class in
+// namespace: each engine bound to the class composes one. Crossplane v2.4
+// lists a label requirement with client.MatchingLabels and its dependency
+// tracker re-runs the class when an object of the kind matching the labels
+// changes, so only an engine binding or unbinding calls the class again,
+// not every event of every engine in the namespace.
+func UsagesSelector(namespace, class string) *fnv1.ResourceSelector {
 	return &fnv1.ResourceSelector{
-		ApiVersion: v1alpha1.SchemeGroupVersion.String(),
-		Kind:       v1alpha1.FireboltEngineKind,
-		Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{}},
-		Namespace:  &namespace,
+		ApiVersion: contract.UsageAPIVersion,
+		Kind:       contract.UsageKind,
+		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{
+			Labels: map[string]string{contract.LabelEngineClass: class},
+		}},
+		Namespace: &namespace,
 	}
 }

@@ -2,6 +2,7 @@ package class
 
 import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
@@ -28,7 +29,14 @@ func write(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p Plan) 
 		r.Results = []composite.Result{{Severity: composite.SeverityWarning, Reason: p.Condition.Reason, Message: p.Warning}}
 	}
 	if p.Requirement != nil {
-		r.Requirements = map[string]*fnv1.ResourceSelector{ReqEngines: p.Requirement, claimgen.Requirement: p.Claim}
+		r.Requirements = map[string]*fnv1.ResourceSelector{ReqUsages: p.Requirement, claimgen.Requirement: p.Claim}
+	}
+	if len(p.Keep) > 0 {
+		r.Resources = p.Keep
+	}
+	if p.Publish != nil {
+		cm := SpecConfigMap(p.Publish.Namespace, p.Publish.Class, p.Publish.Spec)
+		r.Resources = map[resource.Name]composite.Desired{SpecResourceName: {Object: cm, Ready: p.Publish.Ready}}
 	}
 	return composite.Write(req, rsp, r)
 }

@@ -40,6 +40,36 @@ func ServiceHost(service, namespace string) string {
 const (
 	// LabelEngine names the FireboltEngine claim an object belongs to.
 	LabelEngine = "firebolt.io/engine"
-	// LabelEngineClass names the FireboltEngineClass claim a Usage protects.
+	// LabelEngineClass names the FireboltEngineClass claim a Usage protects
+	// (the class counts its bound engines by it) or a ConfigMap publishes.
 	LabelEngineClass = "firebolt.io/engine-class"
+)
+
+// An engine class publishes its spec in a ConfigMap it composes in its
+// namespace, and engines read the spec from there rather than from the
+// class's claim: the claim's status changes on every bind (boundEngines),
+// and every engine that required the claim would be called again each
+// time. The ConfigMap changes only when the class's spec does.
+const (
+	// classSpecSuffix ends the ConfigMap's name, <class>-engineclass.
+	// Claim names are at most 63 characters, so it always fits.
+	classSpecSuffix = "-engineclass"
+	// ClassSpecKey is the data key holding the class's spec as JSON,
+	// verbatim: the fields of FireboltEngineClassSpec as the class's
+	// composite holds them.
+	ClassSpecKey = "spec"
+	// ClassSpecErrorKey holds, instead, why the spec cannot be published
+	// (it is longer than a ConfigMap holds); engines report it.
+	ClassSpecErrorKey = "error"
+)
+
+// ClassSpecConfigMap is the name of the ConfigMap holding class's spec.
+func ClassSpecConfigMap(class string) string { return class + classSpecSuffix }
+
+// Usage API, as Crossplane v2 serves it: each engine bound to a class
+// composes a Usage of the class's claim (deletion protection), and the
+// class counts those Usages.
+const (
+	UsageAPIVersion = "protection.crossplane.io/v1beta1"
+	UsageKind       = "Usage"
 )

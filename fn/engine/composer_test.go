@@ -79,6 +79,41 @@ func loadResponse(t *testing.T, file string) *fnv1.RunFunctionResponse {
 	return rsp
 }
 
+// withClass makes the engine of a request name class big, with Crossplane
+// handing in spec as the class's ConfigMap and, when not nil, claim as its
+// claim.
+func withClass(spec, claim *fnv1.Resources) func(*fnv1.RunFunctionRequest) {
+	return func(req *fnv1.RunFunctionRequest) {
+		for _, o := range []*structpb.Struct{req.GetObserved().GetComposite().GetResource(), req.GetRequiredResources()["claim"].GetItems()[0].GetResource()} {
+			o.GetFields()["spec"].GetStructValue().Fields["engineClassRef"] = structpb.NewStringValue("big")
+		}
+		req.RequiredResources["class-spec"] = spec
+		if claim != nil {
+			req.RequiredResources["class"] = claim
+		}
+	}
+}
+
+func classSpecConfigMap() *fnv1.Resources {
+	return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: resourceJSON(`{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": {"name": "big-engineclass", "namespace": "firebolt", "labels": {"firebolt.io/engine-class": "big"}},
+		"data": {"spec": "{\"rollout\":\"recreate\",\"template\":{}}"}}`)}}}
+}
+
+func classClaim(bound string) *fnv1.Resources {
+	return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: resourceJSON(`{"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngineClass",
+		"metadata": {"name": "big", "namespace": "firebolt"}, "spec": {"template": {}, "rollout": "recreate"},
+		"status": {"boundEngineNames": ` + bound + `}}`)}}}
+}
+
+func resourceJSON(s string) *structpb.Struct {
+	st := &structpb.Struct{}
+	if err := protojson.Unmarshal([]byte(s), st); err != nil {
+		panic(err)
+	}
+	return st
+}
+
 // responseClock is the time every whole-response test runs at.
 var responseClock = simEpoch.Add(time.Hour)
 
@@ -141,6 +176,33 @@ func TestRunFunction(t *testing.T) {
 			mutate: func(req *fnv1.RunFunctionRequest) {
 				req.GetRequiredResources()["claim"].Items = nil
 			},
+		},
+		// The engine names class big, published in its ConfigMap: the
+		// engine asks for that ConfigMap, not for the class claim, and
+		// composes the Usage of the claim with a reason naming only itself
+		// and the class.
+		"stable-class-published": {
+			request: "stable",
+			mutate:  withClass(classSpecConfigMap(), nil),
+		},
+		// Crossplane also hands in the class claim, whose status lists
+		// another engine: nothing in the response depends on it, so a bind
+		// (which changes only that status) changes no engine's Usage.
+		"stable-class-published-claim-lists-others": {
+			request: "stable",
+			mutate:  withClass(classSpecConfigMap(), classClaim(`["demo", "etl"]`)),
+		},
+		// The class claim exists but its ConfigMap is not composed yet:
+		// waiting, not a default; the existing objects and the Usage stay,
+		// and the claim is asked for until the ConfigMap appears.
+		"stable-class-unpublished": {
+			request: "stable",
+			mutate:  withClass(&fnv1.Resources{}, classClaim(`["demo"]`)),
+		},
+		// Neither the ConfigMap nor the claim exists.
+		"stable-class-missing": {
+			request: "stable",
+			mutate:  withClass(&fnv1.Resources{}, &fnv1.Resources{}),
 		},
 		"no-claim-labels": {
 			request: "stable",

@@ -138,7 +138,7 @@ func TestComputeConditions(t *testing.T) {
 			in: func(t *testing.T) Inputs {
 				in := stableAt(t, 0, baseSpec())
 				in.Spec.EngineClassRef = classRef("big")
-				in.Class = ClassRef{Name: "big", Resolved: true}
+				in.Class = ClassRef{Name: "big", SpecResolved: true, Resolved: true}
 				return in
 			},
 			want: []Condition{

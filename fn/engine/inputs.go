@@ -13,12 +13,21 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
+	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 )
 
 // Names of the requirements the composer asks Crossplane for.
 const (
 	RequirementInstance = "instance"
-	RequirementClass    = "class"
+	// RequirementClassSpec is the ConfigMap in which the class publishes
+	// its spec (contract.ClassSpecConfigMap); RequirementClass is the class
+	// claim itself, asked for only while that ConfigMap is missing, to tell
+	// a class that does not exist from one that has not published yet. The
+	// claim's status changes on every bind, and a required object is
+	// watched: requiring it always would call every engine of a class
+	// again whenever one more binds.
+	RequirementClassSpec = "class-spec"
+	RequirementClass     = "class"
 )
 
 // Inputs is everything Compute decides from, read from the request. It
@@ -81,17 +90,22 @@ type InstanceRef struct {
 	Err string
 }
 
-// ClassRef is the required FireboltEngineClass claim; Name is empty when
-// the engine references none.
+// ClassRef is the referenced FireboltEngineClass, read from the ConfigMap
+// that publishes its spec; Name is empty when the engine references none.
 type ClassRef struct {
-	Name     string
+	Name string
+	// Resolved is false until Crossplane has tried to fetch the ConfigMap
+	// and, when it is missing, the claim.
 	Resolved bool
-	Found    bool
-	Spec     v1alpha1.FireboltEngineClassSpec
-	// BoundEngines is the class's status.boundEngineNames, which the
-	// engine's Usage repeats.
-	BoundEngines []string
-	Err          string
+	// Found: the class exists (its ConfigMap or its claim was found).
+	Found bool
+	// SpecResolved: Crossplane has tried to fetch the ConfigMap.
+	SpecResolved bool
+	// Published: its ConfigMap was found; then Spec holds the spec it
+	// publishes, or Err says why it cannot be decoded.
+	Published bool
+	Spec      v1alpha1.FireboltEngineClassSpec
+	Err       string
 }
 
 // Read decodes the call into Inputs. It fails only on a request that
@@ -151,22 +165,46 @@ func Read(c composite.Call) (Inputs, error) {
 	}
 
 	if in.Spec.EngineClassRef != nil {
-		in.Class.Name = *in.Spec.EngineClassRef
-		obj, resolved, err := composite.RequiredNamed(c.Req, RequirementClass, v1alpha1.FireboltEngineClassKind, in.Class.Name)
-		if err != nil {
+		if in.Class, err = readClass(c, *in.Spec.EngineClassRef); err != nil {
 			return Inputs{}, err
-		}
-		in.Class.Resolved = resolved
-		if obj != nil {
-			in.Class.Found = true
-			if err := composite.DecodeField(obj.Object, "spec", &in.Class.Spec); err != nil {
-				in.Class.Err = "cannot decode its spec: " + err.Error()
-			}
-			// Only for a Usage's message: an undecodable list is no list.
-			in.Class.BoundEngines, _, _ = unstructured.NestedStringSlice(obj.Object, "status", "boundEngineNames")
 		}
 	}
 	return in, nil
+}
+
+// readClass reads the class from the ConfigMap it publishes its spec in
+// and, while that is missing, from whether its claim exists.
+func readClass(c composite.Call, name string) (ClassRef, error) {
+	ref := ClassRef{Name: name}
+	cm, resolved, err := composite.RequiredNamed(c.Req, RequirementClassSpec, "ConfigMap", contract.ClassSpecConfigMap(name))
+	if err != nil || !resolved {
+		return ref, err
+	}
+	ref.SpecResolved = true
+	if cm != nil {
+		ref.Resolved, ref.Found, ref.Published = true, true, true
+		spec, ok, _ := unstructured.NestedString(cm.Object, "data", contract.ClassSpecKey)
+		switch {
+		case !ok:
+			// The class could not publish its spec and says why; a
+			// ConfigMap with neither key was not written by the class.
+			ref.Err = "cannot decode its spec: ConfigMap " + cm.GetName() + " has no data." + contract.ClassSpecKey
+			if msg, ok, _ := unstructured.NestedString(cm.Object, "data", contract.ClassSpecErrorKey); ok && msg != "" {
+				ref.Err = BoundMessage(msg)
+			}
+		default:
+			if err := json.Unmarshal([]byte(spec), &ref.Spec); err != nil {
+				ref.Err = "cannot decode its spec: " + err.Error()
+			}
+		}
+		return ref, nil
+	}
+	claim, resolved, err := composite.RequiredNamed(c.Req, RequirementClass, v1alpha1.FireboltEngineClassKind, name)
+	if err != nil {
+		return ref, err
+	}
+	ref.Resolved, ref.Found = resolved, claim != nil
+	return ref, nil
 }
 
 // decodeField decodes obj[key] into out as composite.DecodeField does,

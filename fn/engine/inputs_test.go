@@ -47,13 +47,6 @@ func TestRead(t *testing.T) {
 			"status":   map[string]any{"metadataReady": true, "metadataEndpoint": "ep:7000"},
 		})}
 	}
-	class := &fnv1.Resource{Resource: mustStruct(t, map[string]any{
-		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngineClass",
-		"metadata": map[string]any{"name": "big", "namespace": "firebolt"},
-		"spec":     map[string]any{"template": map[string]any{}, "rollout": "recreate"},
-		"status":   map[string]any{"boundEngines": 2, "boundEngineNames": []any{"demo", "etl"}},
-	})}
-
 	type view struct {
 		Composite         CompositeMeta
 		Engine, Namespace string
@@ -64,6 +57,27 @@ func TestRead(t *testing.T) {
 		Class             ClassRef
 		Observed          []resource.Name
 	}
+	classSpec := func(data map[string]any) *fnv1.Resources {
+		return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(t, map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "big-engineclass", "namespace": "firebolt"},
+			"data":     data,
+		})}}}
+	}
+	classClaim := &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(t, map[string]any{
+		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngineClass",
+		"metadata": map[string]any{"name": "big", "namespace": "firebolt"},
+		"spec":     map[string]any{"template": map[string]any{}},
+	})}}}
+	withClass := func(req map[string]*fnv1.Resources) *fnv1.RunFunctionRequest {
+		return &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr(claim, "big"))}}, RequiredResources: req}
+	}
+	base := view{
+		Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid"}, Engine: "demo", Namespace: "firebolt",
+		Replicas: 2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable", Instance: InstanceRef{Name: "inst"},
+	}
+	withRef := func(c ClassRef) view { v := base; v.Class = c; return v }
+
 	cases := map[string]struct {
 		req  *fnv1.RunFunctionRequest
 		want view
@@ -104,7 +118,8 @@ func TestRead(t *testing.T) {
 						"service":        {Resource: mustStruct(t, map[string]any{"apiVersion": "v1", "kind": "Service"})},
 					},
 				},
-				RequiredResources: map[string]*fnv1.Resources{"instance": {Items: []*fnv1.Resource{instance("inst")}}, "class": {Items: []*fnv1.Resource{class}}},
+				RequiredResources: map[string]*fnv1.Resources{"instance": {Items: []*fnv1.Resource{instance("inst")}},
+					"class-spec": classSpec(map[string]any{"spec": `{"template": {}, "rollout": "recreate"}`})},
 			},
 			want: view{
 				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid"}, Engine: "demo", Namespace: "firebolt",
@@ -112,10 +127,41 @@ func TestRead(t *testing.T) {
 				Instance: InstanceRef{Name: "inst", Resolved: true, Found: true,
 					Spec:   v1alpha1.FireboltInstanceSpec{ID: "ID"},
 					Status: v1alpha1.FireboltInstanceStatus{MetadataReady: true, MetadataEndpoint: "ep:7000"}},
-				Class: ClassRef{Name: "big", Resolved: true, Found: true, Spec: v1alpha1.FireboltEngineClassSpec{Rollout: "recreate"},
-					BoundEngines: []string{"demo", "etl"}},
+				Class: ClassRef{Name: "big", Resolved: true, Found: true, SpecResolved: true, Published: true,
+					Spec: v1alpha1.FireboltEngineClassSpec{Rollout: "recreate"}},
 				Observed: []resource.Name{"g2-statefulset", "service"},
 			},
+		},
+		"ClassSpecNotFetchedYet": {
+			req:  withClass(nil),
+			want: withRef(ClassRef{Name: "big"}),
+		},
+		"ClassSpecMissingClaimNotFetchedYet": {
+			req:  withClass(map[string]*fnv1.Resources{"class-spec": {}}),
+			want: withRef(ClassRef{Name: "big", SpecResolved: true}),
+		},
+		"ClassSpecMissingClaimFound": {
+			req:  withClass(map[string]*fnv1.Resources{"class-spec": {}, "class": classClaim}),
+			want: withRef(ClassRef{Name: "big", SpecResolved: true, Resolved: true, Found: true}),
+		},
+		"ClassSpecMissingClaimMissing": {
+			req:  withClass(map[string]*fnv1.Resources{"class-spec": {}, "class": {}}),
+			want: withRef(ClassRef{Name: "big", SpecResolved: true, Resolved: true}),
+		},
+		"ClassSpecUndecodable": {
+			req: withClass(map[string]*fnv1.Resources{"class-spec": classSpec(map[string]any{"spec": `{"rollout": 3}`})}),
+			want: withRef(ClassRef{Name: "big", SpecResolved: true, Resolved: true, Found: true, Published: true,
+				Err: "cannot decode its spec: json: cannot unmarshal number into Go struct field FireboltEngineClassSpec.rollout of type v1alpha1.RolloutStrategy"}),
+		},
+		"ClassSpecWithoutItsKey": {
+			req: withClass(map[string]*fnv1.Resources{"class-spec": classSpec(map[string]any{"other": "x"})}),
+			want: withRef(ClassRef{Name: "big", SpecResolved: true, Resolved: true, Found: true, Published: true,
+				Err: "cannot decode its spec: ConfigMap big-engineclass has no data.spec"}),
+		},
+		"ClassSpecNotPublishable": {
+			req: withClass(map[string]*fnv1.Resources{"class-spec": classSpec(map[string]any{"error": "spec is 1048647 bytes as JSON, more than the 1048572 a ConfigMap holds"})}),
+			want: withRef(ClassRef{Name: "big", SpecResolved: true, Resolved: true, Found: true, Published: true,
+				Err: "spec is 1048647 bytes as JSON, more than the 1048572 a ConfigMap holds"}),
 		},
 		"NoClaimLabels": {
 			req: &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr(nil, ""))}}},

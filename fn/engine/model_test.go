@@ -59,7 +59,8 @@ func drawVerdict(d draws) scrape.Verdict {
 }
 
 // TestModel runs the engine composer against the simulated Crossplane loop
-// through random user edits, class and instance changes, drain verdicts,
+// through random user edits, class and instance changes (a class whose
+// spec is not published among them), drain verdicts,
 // pod delays and crashes, checking the invariants after every step (see
 // sim.check and sim.apply), then lets the environment go quiet and checks
 // that every run converges to the terminal phase of its spec.
@@ -82,6 +83,10 @@ func TestModel(t *testing.T) {
 				s.SetInstance(d.intn(0, 2, "instance ready") > 0)
 			case 3:
 				s.verdict = drawVerdict(d)
+			case 4:
+				// The class exists but its ConfigMap is not composed (yet,
+				// or again): the engine waits and drops nothing.
+				s.UnpublishClass(simClass)
 			}
 			s.Step()
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 )
 
 // Requeue intervals. Progress never waits on a slow poll: a pass that
@@ -118,6 +119,11 @@ func newMachine(in Inputs, sig Signals) *machine {
 		m.classProblem = fmt.Sprintf("waiting for Crossplane to fetch FireboltEngineClass %s/%s", in.Namespace, in.Class.Name)
 	case !in.Class.Found:
 		m.classProblem = fmt.Sprintf("FireboltEngineClass %s/%s not found: create it or change spec.engineClassRef", in.Namespace, in.Class.Name)
+	case !in.Class.Published:
+		// Never a default in its place: rendering without the class's
+		// template would roll the engine twice.
+		m.classProblem = fmt.Sprintf("waiting for FireboltEngineClass %s/%s to publish its spec (ConfigMap %s)",
+			in.Namespace, in.Class.Name, contract.ClassSpecConfigMap(in.Class.Name))
 	case in.Class.Err != "":
 		m.classProblem = fmt.Sprintf("FireboltEngineClass %s/%s: %s", in.Namespace, in.Class.Name, in.Class.Err)
 	}

@@ -35,7 +35,7 @@ func replicasSpec(n int32) v1alpha1.FireboltEngineSpec {
 func classRef(name string) *string { return &name }
 
 func foundClass(name string, tpl corev1.PodTemplateSpec) ClassRef {
-	return ClassRef{Name: name, Resolved: true, Found: true, Spec: v1alpha1.FireboltEngineClassSpec{Template: tpl}}
+	return ClassRef{Name: name, Resolved: true, Found: true, SpecResolved: true, Published: true, Spec: v1alpha1.FireboltEngineClassSpec{Template: tpl}}
 }
 
 func nodeSelectorTemplate(zone string) corev1.PodTemplateSpec {
@@ -237,7 +237,7 @@ func TestComputeTransitions(t *testing.T) {
 			in: func(t *testing.T) Inputs {
 				in := testInputs(t, "creating", 0, -1)
 				in.Spec.EngineClassRef = classRef("big")
-				in.Class = ClassRef{Name: "big", Resolved: true}
+				in.Class = ClassRef{Name: "big", SpecResolved: true, Resolved: true}
 				return in
 			},
 			want: summary{

@@ -12,6 +12,7 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
+	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 )
 
 // A Plan is everything one call decides, ready to be written into the
@@ -266,8 +267,10 @@ func claimNeeded(phase v1alpha1.EnginePhase) bool {
 }
 
 // requirements asks for the engine's own claim (for its generation) when
-// the phase needs it, the instance and, when referenced, the class:
-// claims, in the claim's namespace. Only called with claim labels.
+// the phase needs it, the instance and, when referenced, the ConfigMap
+// publishing the class's spec, with the class claim only while that
+// ConfigMap is missing: all in the claim's namespace. Only called with
+// claim labels.
 func requirements(in Inputs) map[string]Requirement {
 	apiVersion := v1alpha1.SchemeGroupVersion.String()
 	r := map[string]Requirement{}
@@ -278,7 +281,10 @@ func requirements(in Inputs) map[string]Requirement {
 		r[RequirementInstance] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltInstanceKind, Name: in.Spec.InstanceRef, Namespace: in.Namespace}
 	}
 	if in.Class.Name != "" {
-		r[RequirementClass] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltEngineClassKind, Name: in.Class.Name, Namespace: in.Namespace}
+		r[RequirementClassSpec] = Requirement{APIVersion: "v1", Kind: "ConfigMap", Name: contract.ClassSpecConfigMap(in.Class.Name), Namespace: in.Namespace}
+		if in.Class.SpecResolved && !in.Class.Published {
+			r[RequirementClass] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltEngineClassKind, Name: in.Class.Name, Namespace: in.Namespace}
+		}
 	}
 	return r
 }

@@ -130,15 +130,44 @@ func TestFrozenWithoutClaimLabels(t *testing.T) {
 }
 
 func TestRequirements(t *testing.T) {
-	in := stableAt(t, 0, baseSpec())
-	in.Spec.EngineClassRef = classRef("big")
-	in.Class = foundClass("big", corev1.PodTemplateSpec{})
-	want := map[string]Requirement{
-		"claim":    {APIVersion: "compute.firebolt.io/v1alpha1", Kind: "FireboltEngine", Name: "demo", Namespace: "firebolt"},
-		"instance": {APIVersion: "compute.firebolt.io/v1alpha1", Kind: "FireboltInstance", Name: "inst", Namespace: "firebolt"},
-		"class":    {APIVersion: "compute.firebolt.io/v1alpha1", Kind: "FireboltEngineClass", Name: "big", Namespace: "firebolt"},
+	own := Requirement{APIVersion: "compute.firebolt.io/v1alpha1", Kind: "FireboltEngine", Name: "demo", Namespace: "firebolt"}
+	instance := Requirement{APIVersion: "compute.firebolt.io/v1alpha1", Kind: "FireboltInstance", Name: "inst", Namespace: "firebolt"}
+	spec := Requirement{APIVersion: "v1", Kind: "ConfigMap", Name: "big-engineclass", Namespace: "firebolt"}
+	claim := Requirement{APIVersion: "compute.firebolt.io/v1alpha1", Kind: "FireboltEngineClass", Name: "big", Namespace: "firebolt"}
+	cases := map[string]struct {
+		reason string
+		class  ClassRef
+		want   map[string]Requirement
+	}{
+		"ClassPublished": {
+			reason: "The class is read from the ConfigMap publishing its spec, not from its claim, whose status changes on every bind.",
+			class:  foundClass("big", corev1.PodTemplateSpec{}),
+			want:   map[string]Requirement{"claim": own, "instance": instance, "class-spec": spec},
+		},
+		"ClassSpecNotFetchedYet": {
+			reason: "Until Crossplane has looked for the ConfigMap, only it is asked for.",
+			class:  ClassRef{Name: "big"},
+			want:   map[string]Requirement{"claim": own, "instance": instance, "class-spec": spec},
+		},
+		"ClassSpecMissing": {
+			reason: "While the ConfigMap is missing the claim is asked for too, to tell a class that has not published yet from one that does not exist.",
+			class:  ClassRef{Name: "big", SpecResolved: true},
+			want:   map[string]Requirement{"claim": own, "instance": instance, "class-spec": spec, "class": claim},
+		},
+		"ClassMissing": {
+			reason: "A class that does not exist is watched for by its claim and its ConfigMap.",
+			class:  ClassRef{Name: "big", SpecResolved: true, Resolved: true},
+			want:   map[string]Requirement{"claim": own, "instance": instance, "class-spec": spec, "class": claim},
+		},
 	}
-	if diff := cmp.Diff(want, Compute(in, Signals{}, testNow).Requirements); diff != "" {
-		t.Errorf("requirements: -want, +got:\n%s", diff)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := stableAt(t, 0, baseSpec())
+			in.Spec.EngineClassRef = classRef("big")
+			in.Class = tc.class
+			if diff := cmp.Diff(tc.want, Compute(in, Signals{}, testNow).Requirements); diff != "" {
+				t.Errorf("%s\nrequirements: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }

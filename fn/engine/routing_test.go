@@ -54,7 +54,7 @@ func TestRoutingService(t *testing.T) {
 				withGeneration(&in, 0, baseSpec(), pods{2, 1})
 				withRoute(&in, 0)
 				in.Spec.EngineClassRef = classRef("gone")
-				in.Class = ClassRef{Name: "gone", Resolved: true}
+				in.Class = ClassRef{Name: "gone", SpecResolved: true, Resolved: true}
 				return in
 			},
 			want: want{Present: true, Route: 0},

@@ -24,6 +24,8 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn"
+	"github.com/firebolt-db/firebolt-crossplane/fn/class"
+	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
 )
@@ -86,7 +88,9 @@ type sim struct {
 	claim    *unstructured.Unstructured
 	instance *unstructured.Unstructured
 	classes  map[string]*unstructured.Unstructured
-	reqs     map[string]*fnv1.ResourceSelector
+	// classSpecs are the ConfigMaps the classes publish their specs in.
+	classSpecs map[string]*unstructured.Unstructured
+	reqs       map[string]*fnv1.ResourceSelector
 
 	// verdict is what the drain check answers; warning the events.
 	verdict scrape.Verdict
@@ -129,6 +133,7 @@ func newSim(t failer, d draws, spec map[string]any) *sim {
 		t: t, d: d,
 		objs:        map[resource.Name]*simObj{},
 		classes:     map[string]*unstructured.Unstructured{},
+		classSpecs:  map[string]*unstructured.Unstructured{},
 		reqs:        map[string]*fnv1.ResourceSelector{},
 		everDeleted: map[resource.Name]bool{},
 		stsCreated:  map[int]bool{},
@@ -219,16 +224,27 @@ func (s *sim) SetInstance(ready bool) {
 func (s *sim) SetClass(name, zone string) {
 	if zone == "" {
 		delete(s.classes, name)
+		delete(s.classSpecs, contract.ClassSpecConfigMap(name))
 		return
 	}
+	spec := map[string]any{"template": map[string]any{
+		"metadata": map[string]any{"labels": map[string]any{"tier": "gold"}},
+		"spec":     map[string]any{"nodeSelector": map[string]any{"zone": zone}},
+	}}
 	s.classes[name] = &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngineClass",
 		"metadata": map[string]any{"name": name, "namespace": simNamespace},
-		"spec": map[string]any{"template": map[string]any{
-			"metadata": map[string]any{"labels": map[string]any{"tier": "gold"}},
-			"spec":     map[string]any{"nodeSelector": map[string]any{"zone": zone}},
-		}},
+		"spec":     spec,
 	}}
+	// The class composer publishes the spec as it does for real.
+	cm := class.SpecConfigMap(simNamespace, name, class.PublishSpec(runtime.DeepCopyJSON(spec)))
+	s.classSpecs[contract.ClassSpecConfigMap(name)] = &unstructured.Unstructured{Object: cm}
+}
+
+// UnpublishClass removes the ConfigMap a class publishes its spec in,
+// leaving the class claim: a class Crossplane has not composed yet.
+func (s *sim) UnpublishClass(name string) {
+	delete(s.classSpecs, contract.ClassSpecConfigMap(name))
 }
 
 // Status decodes the composite's status.
@@ -356,6 +372,8 @@ func (s *sim) resolve(req *fnv1.RunFunctionRequest) {
 			found = s.instance
 		case "FireboltEngineClass":
 			found = s.classes[sel.GetMatchName()]
+		case "ConfigMap":
+			found = s.classSpecs[sel.GetMatchName()]
 		}
 		if found != nil && found.GetName() == sel.GetMatchName() && found.GetNamespace() == sel.GetNamespace() {
 			items = append(items, &fnv1.Resource{Resource: mustStruct(runtime.DeepCopyJSON(found.Object))})

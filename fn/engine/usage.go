@@ -4,11 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
@@ -25,22 +21,27 @@ import (
 //
 //	This resource is in-use by 2 usage(s), including the *v1beta1.Usage
 //	"e1-engineclass-fe6d3468" (in namespace "firebolt") with reason:
-//	"FireboltEngine \"e1\" uses this FireboltEngineClass (bound engines: \"e1\", \"e2\")".
+//	"FireboltEngine \"e1\" uses FireboltEngineClass \"standard\"; the class's
+//	status.boundEngineNames lists every engine bound to it".
 //
-// The webhook quotes only one Usage, picked arbitrarily, so every Usage
-// carries the class's list of bound engines (status.boundEngineNames, as the
-// engine last read it) and the refusal names them all.
+// The webhook counts every Usage but quotes one, picked arbitrarily; the
+// class's status.boundEngineNames has the full list, and the reason says
+// so. The reason names only this engine and the class, so it never changes:
+// a reason that listed the other engines would rewrite every engine's Usage
+// on every bind, and Crossplane's Usage controller GETs and PUTs the class
+// claim on each Usage change.
 //
 // When the engine stops naming the class, names another one, or is deleted,
 // its Usage leaves the desired state and Crossplane deletes it; once no Usage
 // is left the deletion goes through. Each class an engine uses has its own
 // resource-name and object name, so switching classes deletes the old Usage
-// (and with it the old class's in-use label) rather than re-pointing it.
+// (and with it the old class's in-use label) rather than re-pointing it. The
+// class counts its bound engines by these Usages' labels.
 
 // Usage API, as Crossplane v2 serves it.
 const (
-	UsageAPIVersion = "protection.crossplane.io/v1beta1"
-	UsageKind       = "Usage"
+	UsageAPIVersion = contract.UsageAPIVersion
+	UsageKind       = contract.UsageKind
 )
 
 // usageResourcePrefix starts the composition resource name of an engine's
@@ -60,7 +61,7 @@ func IsUsageResourceName(n resource.Name) bool {
 }
 
 // LabelEngineClass on the Usage, beside LabelEngine, finds a class's
-// users.
+// users: the class lists its Usages by it.
 const LabelEngineClass = contract.LabelEngineClass
 
 // UsageName is the name of the Usage engine composes for class: unique per
@@ -73,13 +74,13 @@ func UsageName(engine, class string) string {
 
 // Usage renders the Usage an engine composes for the class it uses: the
 // FireboltEngineClass claim class, in the engine's namespace, held by the
-// FireboltEngine claim engine. The reason names the engine and the class's
-// bound engines, so the refusal of a deletion does.
+// FireboltEngine claim engine. The reason names the engine and the class,
+// so the refusal of a deletion does.
 //
 // replayDeletion is off: a deletion that was refused stays refused. Replaying
 // it would delete the class silently whenever its last engine moves away,
 // perhaps months after the kubectl delete that nobody remembers.
-func Usage(namespace, engine, class string, bound []string) *composed.Unstructured {
+func Usage(namespace, engine, class string) *composed.Unstructured {
 	u := composed.New()
 	u.SetUnstructuredContent(map[string]any{
 		"apiVersion": UsageAPIVersion,
@@ -98,38 +99,18 @@ func Usage(namespace, engine, class string, bound []string) *composed.Unstructur
 				"kind":        v1alpha1.FireboltEngineClassKind,
 				"resourceRef": map[string]any{"name": class},
 			},
-			"reason":         UsageReason(engine, bound),
+			"reason":         UsageReason(engine, class),
 			"replayDeletion": false,
 		},
 	})
 	return u
 }
 
-// maxNamedEngines bounds the engines a Usage reason names; a refusal that
-// lists hundreds helps nobody, the class's status has them all.
-const maxNamedEngines = 10
-
-// UsageReason says that engine uses the class and names the engines bound
-// to it (engine among them, whether or not the list has caught up yet).
-func UsageReason(engine string, bound []string) string {
-	r := fmt.Sprintf("%s %q uses this %s", v1alpha1.FireboltEngineKind, engine, v1alpha1.FireboltEngineClassKind)
-	names := slices.Clone(bound)
-	if !slices.Contains(names, engine) {
-		names = append(names, engine)
-	}
-	if len(names) == 1 {
-		return r
-	}
-	slices.Sort(names)
-	quoted := make([]string, 0, maxNamedEngines)
-	for _, n := range names[:min(len(names), maxNamedEngines)] {
-		quoted = append(quoted, strconv.Quote(n))
-	}
-	list := strings.Join(quoted, ", ")
-	if more := len(names) - maxNamedEngines; more > 0 {
-		list += fmt.Sprintf(" and %d more", more)
-	}
-	return r + " (bound engines: " + list + ")"
+// UsageReason says that engine uses class, and where every engine bound to
+// it is listed. It depends on nothing else, so it never changes.
+func UsageReason(engine, class string) string {
+	return fmt.Sprintf("%s %q uses %s %q; the class's status.boundEngineNames lists every engine bound to it",
+		v1alpha1.FireboltEngineKind, engine, v1alpha1.FireboltEngineClassKind, class)
 }
 
 // classUsage is the Usage that stops the engine's class from being deleted
@@ -145,13 +126,6 @@ func classUsage(in Inputs) (resource.Name, DesiredObject, bool) {
 	if in.Class.Name == "" || in.Status.Phase == "" || (!in.Class.Found && obs == nil) {
 		return "", DesiredObject{}, false
 	}
-	u := Usage(in.Namespace, in.Engine, in.Class.Name, in.Class.BoundEngines)
-	if !in.Class.Found {
-		// The class's list is not known on this call: keep the reason the
-		// Usage has rather than rewrite it to name this engine alone.
-		if r, ok, _ := unstructured.NestedString(obs.Object, "spec", "reason"); ok {
-			_ = unstructured.SetNestedField(u.Object, r, "spec", "reason")
-		}
-	}
+	u := Usage(in.Namespace, in.Engine, in.Class.Name)
 	return name, DesiredObject{Object: u.Object, Ready: obs != nil}, true
 }

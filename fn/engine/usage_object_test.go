@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,7 +14,6 @@ func TestUsage(t *testing.T) {
 	cases := map[string]struct {
 		reason                   string
 		namespace, engine, class string
-		bound                    []string
 		want                     map[string]any
 	}{
 		"EngineUsesClass": {
@@ -35,14 +33,14 @@ func TestUsage(t *testing.T) {
 						"kind":        "FireboltEngineClass",
 						"resourceRef": map[string]any{"name": "standard"},
 					},
-					"reason":         `FireboltEngine "reporting" uses this FireboltEngineClass`,
+					"reason":         `FireboltEngine "reporting" uses FireboltEngineClass "standard"; the class's status.boundEngineNames lists every engine bound to it`,
 					"replayDeletion": false,
 				},
 			},
 		},
 		"OtherClass": {
-			reason:    "Another class is another Usage, so switching deletes the old one instead of re-pointing it. A class whose list names only this engine adds nothing to the reason.",
-			namespace: "analytics", engine: "reporting", class: "large", bound: []string{"reporting"},
+			reason:    "Another class is another Usage, so switching deletes the old one instead of re-pointing it.",
+			namespace: "analytics", engine: "reporting", class: "large",
 			want: map[string]any{
 				"apiVersion": "protection.crossplane.io/v1beta1",
 				"kind":       "Usage",
@@ -57,7 +55,7 @@ func TestUsage(t *testing.T) {
 						"kind":        "FireboltEngineClass",
 						"resourceRef": map[string]any{"name": "large"},
 					},
-					"reason":         `FireboltEngine "reporting" uses this FireboltEngineClass`,
+					"reason":         `FireboltEngine "reporting" uses FireboltEngineClass "large"; the class's status.boundEngineNames lists every engine bound to it`,
 					"replayDeletion": false,
 				},
 			},
@@ -65,51 +63,9 @@ func TestUsage(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := engine.Usage(tc.namespace, tc.engine, tc.class, tc.bound)
+			got := engine.Usage(tc.namespace, tc.engine, tc.class)
 			if diff := cmp.Diff(tc.want, got.UnstructuredContent()); diff != "" {
-				t.Errorf("%s\nUsage(%q, %q, %q, %q): -want, +got:\n%s", tc.reason, tc.namespace, tc.engine, tc.class, tc.bound, diff)
-			}
-		})
-	}
-}
-
-func TestUsageReason(t *testing.T) {
-	many := []string{"e01", "e02", "e03", "e04", "e05", "e06", "e07", "e08", "e09", "e10", "e11", "e12"}
-	cases := map[string]struct {
-		reason string
-		engine string
-		bound  []string
-		want   string
-	}{
-		"Alone": {
-			reason: "An engine alone names only itself.",
-			engine: "reporting",
-			want:   `FireboltEngine "reporting" uses this FireboltEngineClass`,
-		},
-		"Others": {
-			reason: "The class's bound engines are named, sorted, so whichever Usage Crossplane quotes names them all.",
-			engine: "reporting", bound: []string{"etl", "adhoc", "reporting"},
-			want: `FireboltEngine "reporting" uses this FireboltEngineClass (bound engines: "adhoc", "etl", "reporting")`,
-		},
-		"ListBehind": {
-			reason: "An engine the class has not counted yet is named too.",
-			engine: "reporting", bound: []string{"etl"},
-			want: `FireboltEngine "reporting" uses this FireboltEngineClass (bound engines: "etl", "reporting")`,
-		},
-		"Many": {
-			reason: "At most ten are named; the rest are counted.",
-			engine: "e05", bound: many,
-			want: `FireboltEngine "e05" uses this FireboltEngineClass (bound engines: "e01", "e02", "e03", "e04", "e05", "e06", "e07", "e08", "e09", "e10" and 2 more)`,
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			before := slices.Clone(tc.bound)
-			if got := engine.UsageReason(tc.engine, tc.bound); got != tc.want {
-				t.Errorf("%s\nUsageReason(%q, %q):\n got %s\nwant %s", tc.reason, tc.engine, tc.bound, got, tc.want)
-			}
-			if !slices.Equal(before, tc.bound) {
-				t.Errorf("UsageReason changed its argument: %q, was %q", tc.bound, before)
+				t.Errorf("%s\nUsage(%q, %q, %q): -want, +got:\n%s", tc.reason, tc.namespace, tc.engine, tc.class, diff)
 			}
 		})
 	}

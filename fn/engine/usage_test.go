@@ -21,7 +21,7 @@ func TestClassUsage(t *testing.T) {
 		return in
 	}
 	observedUsage := func(in Inputs) Inputs {
-		in.Observed[UsageResourceName("big")] = &unstructured.Unstructured{Object: Usage("firebolt", "demo", "big", nil).Object}
+		in.Observed[UsageResourceName("big")] = &unstructured.Unstructured{Object: Usage("firebolt", "demo", "big").Object}
 		return in
 	}
 	cases := map[string]struct {
@@ -38,14 +38,14 @@ func TestClassUsage(t *testing.T) {
 			in: func(t *testing.T) Inputs {
 				return withClass(t, v1alpha1.EnginePhaseStable, foundClass("big", corev1.PodTemplateSpec{}))
 			},
-			want: &DesiredObject{Object: Usage("firebolt", "demo", "big", nil).Object},
+			want: &DesiredObject{Object: Usage("firebolt", "demo", "big").Object},
 		},
 		"ClassFoundAndObserved": {
 			reason: "An observed Usage is ready.",
 			in: func(t *testing.T) Inputs {
 				return observedUsage(withClass(t, v1alpha1.EnginePhaseStable, foundClass("big", corev1.PodTemplateSpec{})))
 			},
-			want: &DesiredObject{Object: Usage("firebolt", "demo", "big", nil).Object, Ready: true},
+			want: &DesiredObject{Object: Usage("firebolt", "demo", "big").Object, Ready: true},
 		},
 		"FirstCall": {
 			reason: "The first call writes only the status intent.",
@@ -56,7 +56,7 @@ func TestClassUsage(t *testing.T) {
 		"ClassMissing": {
 			reason: "A Usage of a missing class could never become ready; the class condition explains instead.",
 			in: func(t *testing.T) Inputs {
-				return withClass(t, v1alpha1.EnginePhaseStable, ClassRef{Name: "big", Resolved: true})
+				return withClass(t, v1alpha1.EnginePhaseStable, ClassRef{Name: "big", SpecResolved: true, Resolved: true})
 			},
 		},
 		"ClassNotResolvedYet": {
@@ -64,49 +64,47 @@ func TestClassUsage(t *testing.T) {
 			in: func(t *testing.T) Inputs {
 				return observedUsage(withClass(t, v1alpha1.EnginePhaseStable, ClassRef{Name: "big"}))
 			},
-			want: &DesiredObject{Object: Usage("firebolt", "demo", "big", nil).Object, Ready: true},
+			want: &DesiredObject{Object: Usage("firebolt", "demo", "big").Object, Ready: true},
 		},
 		"SwitchedClass": {
 			reason: "After a switch to another class only the new class's Usage is desired; the old one is deleted.",
 			in: func(t *testing.T) Inputs {
 				in := withClass(t, v1alpha1.EnginePhaseStable, foundClass("big", corev1.PodTemplateSpec{}))
-				in.Observed[UsageResourceName("small")] = &unstructured.Unstructured{Object: Usage("firebolt", "demo", "small", nil).Object}
+				in.Observed[UsageResourceName("small")] = &unstructured.Unstructured{Object: Usage("firebolt", "demo", "small").Object}
 				return in
 			},
-			want: &DesiredObject{Object: Usage("firebolt", "demo", "big", nil).Object},
+			want: &DesiredObject{Object: Usage("firebolt", "demo", "big").Object},
 		},
 		"ReferenceDropped": {
 			reason: "An engine that no longer names a class drops the Usage it had.",
 			in: func(t *testing.T) Inputs {
 				in := stableAt(t, 0, baseSpec())
-				in.Observed[UsageResourceName("big")] = &unstructured.Unstructured{Object: Usage("firebolt", "demo", "big", nil).Object}
+				in.Observed[UsageResourceName("big")] = &unstructured.Unstructured{Object: Usage("firebolt", "demo", "big").Object}
 				return in
 			},
 		},
-		"ClassNamesItsEngines": {
-			reason: "The Usage's reason names the engines the class lists, so a refused deletion names them all.",
+		"ClassNotPublishedYet": {
+			reason: "A class whose claim exists but whose ConfigMap is not composed yet is protected already: the Usage is of the claim.",
+			in: func(t *testing.T) Inputs {
+				return withClass(t, v1alpha1.EnginePhaseStable, ClassRef{Name: "big", SpecResolved: true, Resolved: true, Found: true})
+			},
+			want: &DesiredObject{Object: Usage("firebolt", "demo", "big").Object},
+		},
+		"ClassSpecUndecodable": {
+			reason: "A class whose published spec cannot be decoded exists, and stays protected.",
 			in: func(t *testing.T) Inputs {
 				c := foundClass("big", corev1.PodTemplateSpec{})
-				c.BoundEngines = []string{"demo", "etl"}
+				c.Err = "cannot decode its spec: x"
 				return observedUsage(withClass(t, v1alpha1.EnginePhaseStable, c))
 			},
-			want: &DesiredObject{Object: Usage("firebolt", "demo", "big", []string{"demo", "etl"}).Object, Ready: true},
-		},
-		"ClassNotResolvedKeepsReason": {
-			reason: "A call without the class keeps the reason the observed Usage has rather than drop the other engines from it.",
-			in: func(t *testing.T) Inputs {
-				in := withClass(t, v1alpha1.EnginePhaseStable, ClassRef{Name: "big"})
-				in.Observed[UsageResourceName("big")] = &unstructured.Unstructured{Object: Usage("firebolt", "demo", "big", []string{"etl"}).Object}
-				return in
-			},
-			want: &DesiredObject{Object: Usage("firebolt", "demo", "big", []string{"etl"}).Object, Ready: true},
+			want: &DesiredObject{Object: Usage("firebolt", "demo", "big").Object, Ready: true},
 		},
 		"Draining": {
 			reason: "The Usage stays through a rollout.",
 			in: func(t *testing.T) Inputs {
 				return observedUsage(withClass(t, v1alpha1.EnginePhaseDraining, foundClass("big", corev1.PodTemplateSpec{})))
 			},
-			want: &DesiredObject{Object: Usage("firebolt", "demo", "big", nil).Object, Ready: true},
+			want: &DesiredObject{Object: Usage("firebolt", "demo", "big").Object, Ready: true},
 		},
 	}
 	for name, tc := range cases {

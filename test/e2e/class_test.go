@@ -7,8 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
+	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
 	"github.com/firebolt-db/firebolt-crossplane/test/e2e/harness"
 )
 
@@ -51,19 +54,41 @@ func TestClassEditRollsBoundEngines(t *testing.T) {
 		}
 	}
 
-	// In use: refused, naming both engines. The refusal comes from
-	// Crossplane's Usage webhook; while another scenario restarts Crossplane
-	// the webhook call itself may fail, which refuses too, so wait for the
-	// Usage's own answer. Whichever Usage it quotes names every engine once
-	// the engines have read the class's list.
-	s.wait(rolloutTimeout, "deleting the class in use to be refused, naming both engines", func(ctx context.Context) (bool, string, error) {
+	// Each engine's Usage names only itself and the class, so a bind
+	// rewrites no other engine's Usage; the class publishes its spec in a
+	// ConfigMap, which the engines read instead of the class claim.
+	for _, e := range engines {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(engine.UsageAPIVersion)
+		u.SetKind(engine.UsageKind)
+		u.SetNamespace(s.ns)
+		u.SetName(engine.UsageName(e.GetName(), "standard"))
+		got, err := s.get(u)
+		if err != nil || got == nil {
+			t.Fatalf("Usage of engine %s: %v, %v", e.GetName(), got, err)
+		}
+		if r, _, _ := unstructured.NestedString(got.Object, "spec", "reason"); r != engine.UsageReason(e.GetName(), "standard") {
+			t.Errorf("Usage of engine %s: reason %q, want %q", e.GetName(), r, engine.UsageReason(e.GetName(), "standard"))
+		}
+	}
+	if _, err := cp.Kube.CoreV1().ConfigMaps(s.ns).Get(s.ctx, contract.ClassSpecConfigMap("standard"), metav1.GetOptions{}); err != nil {
+		t.Errorf("the class's spec ConfigMap: %v", err)
+	}
+
+	// In use: refused, counting both engines' Usages and quoting one, whose
+	// reason points at the class's list. The refusal comes from Crossplane's
+	// Usage webhook; while another scenario restarts Crossplane the webhook
+	// call itself may fail, which refuses too, so wait for the Usage's own
+	// answer.
+	s.wait(rolloutTimeout, "deleting the class in use to be refused by its 2 Usages", func(ctx context.Context) (bool, string, error) {
 		err := cp.Delete(ctx, class)
 		if err == nil {
 			return false, "", fmt.Errorf("deleting class standard while engines use it was accepted")
 		}
 		msg := err.Error()
 		plain := strings.ReplaceAll(msg, `\`, "")
-		return strings.Contains(msg, "in-use") && strings.Contains(plain, `"e1"`) && strings.Contains(plain, `"e2"`), msg, nil
+		return strings.Contains(msg, "in-use by 2 usage(s)") && strings.Contains(plain, `uses FireboltEngineClass "standard"`) &&
+			strings.Contains(plain, "status.boundEngineNames"), msg, nil
 	})
 	if u, err := s.get(class); err != nil || u == nil || u.GetDeletionTimestamp() != nil {
 		t.Fatalf("class after the refused deletion: %v, %v; want it present and not deleting", u, err)
