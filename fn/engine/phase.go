@@ -22,14 +22,16 @@ const (
 	// drops this composite's watch events (for at least five minutes): the
 	// timer is then the only way an edit is noticed. Timed calls do not
 	// count against the breaker.
+	//
+	// This cap is also why a resting engine needs no shorter safety poll
+	// after a burst of events. Crossplane v2.4 drops an event only while
+	// the breaker is open; the event that opens it is still delivered, and
+	// every call made while it is open sees Responsive False (the
+	// reconciler sets it from the breaker before calling the function) and
+	// so asks to be called again within this cap. The breaker closes only
+	// on a later event, and the first call after that reads everything
+	// afresh. So every dropped event is followed by a call.
 	ttlWatchesDropped = 5 * time.Second
-	// A resting engine is called again after the input's stableTTL (30m by
-	// default): its objects are watched. For settleWindow after its status
-	// last changed it keeps a one-minute safety poll instead, while the
-	// burst of events a rollout causes may have cost it an event Crossplane
-	// dropped.
-	settleWindow = 10 * time.Minute
-	ttlSettling  = time.Minute
 )
 
 // terminalPhase is where a finished rollout rests: stopped for zero

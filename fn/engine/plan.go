@@ -128,9 +128,6 @@ func (m *machine) plan(now time.Time) Plan {
 		}
 	}
 	p.Ready = ready.Status == metav1.ConditionTrue
-	if lr := p.Status.LastReconciled; m.ttl == m.in.Config.StableTTL && lr != nil && now.Sub(lr.Time) < settleWindow {
-		p.TTL = min(p.TTL, ttlSettling)
-	}
 	if m.in.WatchesDropped {
 		p.TTL = min(p.TTL, ttlWatchesDropped)
 	}
