@@ -766,3 +766,53 @@ func TestRestingTTL(t *testing.T) {
 		}
 	}
 }
+
+// TestBreakerReprobe: while Crossplane's breaker drops the composite's
+// events a resting engine is polled every 5 s, and Crossplane closes the
+// breaker only on an event arriving after its open duration. So once the
+// status has not changed for breakerReprobe the engine stamps
+// lastReconciled, a write whose watch event closes the breaker, and then
+// keeps it until another breakerReprobe has passed: no write on every poll.
+func TestBreakerReprobe(t *testing.T) {
+	in := stableAt(t, 0, baseSpec())
+	first := Compute(in, Signals{}, testNow)
+	in.Status = first.Status
+	in.WatchesDropped = true
+	rested := first.Status.LastReconciled.Time
+	for _, tc := range []struct {
+		after time.Duration
+		stamp bool
+	}{
+		{after: 5 * time.Second},
+		{after: breakerReprobe - time.Second},
+		{after: breakerReprobe, stamp: true},
+		{after: time.Hour, stamp: true},
+	} {
+		now := rested.Add(tc.after)
+		p := Compute(in, Signals{}, now)
+		if p.TTL != ttlWatchesDropped {
+			t.Errorf("%s after the last status change: ttl %s, want %s", tc.after, p.TTL, ttlWatchesDropped)
+		}
+		want := rested
+		if tc.stamp {
+			want = now.UTC().Truncate(time.Second)
+		}
+		if got := p.Status.LastReconciled.Time; !got.Equal(want) {
+			t.Errorf("%s after the last status change: lastReconciled %s, want %s", tc.after, got, want)
+		}
+		if !tc.stamp {
+			continue
+		}
+		// The stamped status is the next call's: nothing more to write.
+		next := in
+		next.Status = p.Status
+		if q := Compute(next, Signals{}, now.Add(ttlWatchesDropped)); !q.Status.LastReconciled.Equal(p.Status.LastReconciled) {
+			t.Errorf("%s after: the next poll moved lastReconciled again, to %s", tc.after, q.Status.LastReconciled)
+		}
+	}
+	// With the breaker closed nothing is stamped, however long it rested.
+	in.WatchesDropped = false
+	if p := Compute(in, Signals{}, rested.Add(time.Hour)); !p.Status.LastReconciled.Time.Equal(rested) {
+		t.Errorf("breaker closed: lastReconciled moved to %s", p.Status.LastReconciled)
+	}
+}

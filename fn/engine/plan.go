@@ -130,6 +130,10 @@ func (m *machine) plan(now time.Time) Plan {
 	p.Ready = ready.Status == metav1.ConditionTrue
 	if m.in.WatchesDropped {
 		p.TTL = min(p.TTL, ttlWatchesDropped)
+		if lr := p.Status.LastReconciled; lr != nil && now.Sub(lr.Time) >= breakerReprobe {
+			t := metav1.NewTime(now.UTC().Truncate(time.Second))
+			p.Status.LastReconciled = &t
+		}
 	}
 	return p
 }
