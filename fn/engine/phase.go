@@ -244,7 +244,14 @@ func (m *machine) creating() {
 	}
 	m.emit[n] = emitAll
 	if m.pods(n).Ready {
+		// Switching's first step, pointing the routing Service at n, is
+		// taken in this same call: the pods it selects are ready now, and
+		// the next call, in switching, finds the Service observed on n and
+		// completes the switch. One call (and its requests) fewer per
+		// rollout; the status still shows switching until the Service is
+		// observed there.
 		m.next.Phase = v1alpha1.EnginePhaseSwitching
+		m.route = n
 		m.ttl = ttlProgress
 		return
 	}

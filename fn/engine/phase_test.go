@@ -266,7 +266,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			want: summary{
 				Phase: "switching", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
-				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 0,
+				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 1,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: time.Second,
 			},
 		},
