@@ -90,7 +90,8 @@ func feedBack(t *testing.T, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 // an edit's watch event is dropped and only a timed call notices it, so
 // the resting engine asks to be called again within seconds instead of
 // after its long stable TTL; with the breaker closed the TTL is the long
-// one and nothing else in the response changes.
+// one. Nothing else in the response changes but lastReconciled, once the
+// status has rested for breakerReprobe.
 func TestRunFunctionPollsWhileWatchesAreDropped(t *testing.T) {
 	closed := loadRequest(t, "stable")
 	open := proto.Clone(closed).(*fnv1.RunFunctionRequest)
@@ -114,8 +115,14 @@ func TestRunFunctionPollsWhileWatchesAreDropped(t *testing.T) {
 		t.Fatalf("breaker closed: ttl %s, want the stable TTL 30m", got)
 	}
 	want.Meta.Ttl = durationpb.New(5 * time.Second)
+	// The fixture's status last changed about an hour before: long enough
+	// for the breaker's open duration to have passed, so the engine also
+	// stamps lastReconciled, a write whose watch event lets Crossplane close
+	// the breaker (TestBreakerReprobe).
+	want.GetDesired().GetComposite().GetResource().GetFields()["status"].GetStructValue().GetFields()["lastReconciled"] =
+		structpb.NewStringValue(responseClock.UTC().Format(time.RFC3339))
 	got := runAt(t, open, responseClock)
 	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
-		t.Errorf("breaker open: -want (the closed response with a 5s ttl), +got:\n%s", diff)
+		t.Errorf("breaker open: -want (the closed response with a 5s ttl and lastReconciled stamped), +got:\n%s", diff)
 	}
 }

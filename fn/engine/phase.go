@@ -23,14 +23,25 @@ const (
 	// drops this composite's watch events (for at least five minutes): the
 	// timer is then the only way an edit is noticed. Timed calls do not
 	// count against the breaker.
+	//
+	// This cap is also why a resting engine needs no shorter safety poll
+	// after a burst of events. Crossplane v2.4 drops an event only while
+	// the breaker is open; the event that opens it is still delivered, and
+	// every call made while it is open sees Responsive False (the
+	// reconciler sets it from the breaker before calling the function) and
+	// so asks to be called again within this cap. The breaker closes only
+	// on a later event, and the first call after that reads everything
+	// afresh. So every dropped event is followed by a call.
 	ttlWatchesDropped = 5 * time.Second
-	// A resting engine is called again after the input's stableTTL (30m by
-	// default): its objects are watched. For settleWindow after its status
-	// last changed it keeps a one-minute safety poll instead, while the
-	// burst of events a rollout causes may have cost it an event Crossplane
-	// dropped.
-	settleWindow = 10 * time.Minute
-	ttlSettling  = time.Minute
+	// breakerReprobe: while the breaker stays open, lastReconciled is
+	// stamped once it is this old. Crossplane closes an open breaker only
+	// when an event for the composite arrives after its open duration (5m
+	// by default), and a resting engine causes none: without the stamp it
+	// would keep the 5 s poll until something else changed. The stamp's own
+	// write is that event; made no sooner than 5m after the status last
+	// changed, one or two of them close the breaker at the default open
+	// duration, and at a longer one it costs one write per 5m.
+	breakerReprobe = 5 * time.Minute
 )
 
 // terminalPhase is where a finished rollout rests: stopped for zero
@@ -239,7 +250,14 @@ func (m *machine) creating() {
 	}
 	m.emit[n] = emitAll
 	if m.pods(n).Ready {
+		// Switching's first step, pointing the routing Service at n, is
+		// taken in this same call: the pods it selects are ready now, and
+		// the next call, in switching, finds the Service observed on n and
+		// completes the switch. One call (and its requests) fewer per
+		// rollout; the status still shows switching until the Service is
+		// observed there.
 		m.next.Phase = v1alpha1.EnginePhaseSwitching
+		m.route = n
 		m.ttl = ttlProgress
 		return
 	}

@@ -266,7 +266,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			want: summary{
 				Phase: "switching", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
-				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 0,
+				Resources: merge(gen(0, true, true), gen(1, true, true), route(true)), Route: 1,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: time.Second,
 			},
 		},
@@ -275,7 +275,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 3, Renderings: []int{0},
 				Resources: merge(gen(0, true, true), route(true)), Route: 0,
-				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true, TTL: ttlSettling,
+				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true, TTL: stableTTL,
 			},
 		},
 		"StableReportsPodsNotReady": {
@@ -287,7 +287,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "stable", Current: 3, Active: 3, ObservedGeneration: 3, Renderings: []int{3},
 				Resources: merge(gen(3, false, true), route(true)), Route: 3,
-				EngineReady: "False/PodsNotReady", InstanceReady: "True/InstanceReady", TTL: ttlSettling,
+				EngineReady: "False/PodsNotReady", InstanceReady: "True/InstanceReady", TTL: stableTTL,
 			},
 		},
 		"StableRefinesPodsNotReadyWithAStatefulSetWarning": {
@@ -300,7 +300,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "stable", Current: 3, Active: 3, ObservedGeneration: 3, Renderings: []int{3},
 				Resources: merge(gen(3, false, true), route(true)), Route: 3,
-				EngineReady: "False/FailedCreate", InstanceReady: "True/InstanceReady", TTL: ttlSettling,
+				EngineReady: "False/FailedCreate", InstanceReady: "True/InstanceReady", TTL: stableTTL,
 			},
 		},
 		"StableIgnoresAWarningOnceAllPodsExist": {
@@ -313,7 +313,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "stable", Current: 3, Active: 3, ObservedGeneration: 3, Renderings: []int{3},
 				Resources: merge(gen(3, false, true), route(true)), Route: 3,
-				EngineReady: "False/PodsNotReady", InstanceReady: "True/InstanceReady", TTL: ttlSettling,
+				EngineReady: "False/PodsNotReady", InstanceReady: "True/InstanceReady", TTL: stableTTL,
 			},
 		},
 		"StableDriftWritesOnlyTheIntent": {
@@ -386,7 +386,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 3, Renderings: []int{0},
 				Resources: merge(gen(0, true, true), route(true)), Route: 0,
-				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true, TTL: ttlSettling,
+				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true, TTL: stableTTL,
 			},
 		},
 		"StableWithoutARecordingRollsFromSanitisedObjects": {
@@ -438,7 +438,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 3, Renderings: []int{0},
 				Resources: merge(gen(0, true, true), map[resource.Name]bool{"g0-config": false}, route(true)), Route: 0,
-				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true, TTL: ttlSettling,
+				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true, TTL: stableTTL,
 			},
 		},
 		"StableTemplateRejectedKeepsServing": {
@@ -475,7 +475,7 @@ func TestComputeTransitions(t *testing.T) {
 			want: summary{
 				Phase: "stopped", Current: 2, Active: 2, ObservedGeneration: 3, Renderings: []int{2},
 				Resources: merge(gen(2, true, true), route(true)), Route: 2,
-				EngineReady: "False/Stopped", InstanceReady: "True/InstanceReady", TTL: ttlSettling,
+				EngineReady: "False/Stopped", InstanceReady: "True/InstanceReady", TTL: stableTTL,
 			},
 		},
 		"StoppedResumesWithANewGeneration": {
@@ -740,9 +740,10 @@ func TestComputeTransitions(t *testing.T) {
 	}
 }
 
-// TestRestingTTL: a resting engine whose status last changed within
-// settleWindow keeps a one-minute poll; once it has rested longer it is
-// called again only after the long stableTTL, its objects being watched.
+// TestRestingTTL: a resting engine is called again only after the long
+// stableTTL, from the call that made it rest on: its objects are watched,
+// and an event Crossplane's breaker dropped is covered by the watches-dropped
+// cap (TestRunFunctionPollsWhileWatchesAreDropped), so it needs no shorter safety poll.
 func TestRestingTTL(t *testing.T) {
 	in := stableAt(t, 0, baseSpec())
 	first := Compute(in, Signals{}, testNow)
@@ -751,9 +752,9 @@ func TestRestingTTL(t *testing.T) {
 		after time.Duration
 		want  time.Duration
 	}{
-		{after: 0, want: ttlSettling},
-		{after: settleWindow - time.Second, want: ttlSettling},
-		{after: settleWindow, want: stableTTL},
+		{after: 0, want: stableTTL},
+		{after: time.Minute, want: stableTTL},
+		{after: 10 * time.Minute, want: stableTTL},
 		{after: 3 * time.Hour, want: stableTTL},
 	} {
 		p := Compute(in, Signals{}, testNow.Add(tc.after))
@@ -763,5 +764,55 @@ func TestRestingTTL(t *testing.T) {
 		if p.Status.LastReconciled == nil || !p.Status.LastReconciled.Equal(first.Status.LastReconciled) {
 			t.Errorf("%s after: lastReconciled moved to %v, a write that changes nothing", tc.after, p.Status.LastReconciled)
 		}
+	}
+}
+
+// TestBreakerReprobe: while Crossplane's breaker drops the composite's
+// events a resting engine is polled every 5 s, and Crossplane closes the
+// breaker only on an event arriving after its open duration. So once the
+// status has not changed for breakerReprobe the engine stamps
+// lastReconciled, a write whose watch event closes the breaker, and then
+// keeps it until another breakerReprobe has passed: no write on every poll.
+func TestBreakerReprobe(t *testing.T) {
+	in := stableAt(t, 0, baseSpec())
+	first := Compute(in, Signals{}, testNow)
+	in.Status = first.Status
+	in.WatchesDropped = true
+	rested := first.Status.LastReconciled.Time
+	for _, tc := range []struct {
+		after time.Duration
+		stamp bool
+	}{
+		{after: 5 * time.Second},
+		{after: breakerReprobe - time.Second},
+		{after: breakerReprobe, stamp: true},
+		{after: time.Hour, stamp: true},
+	} {
+		now := rested.Add(tc.after)
+		p := Compute(in, Signals{}, now)
+		if p.TTL != ttlWatchesDropped {
+			t.Errorf("%s after the last status change: ttl %s, want %s", tc.after, p.TTL, ttlWatchesDropped)
+		}
+		want := rested
+		if tc.stamp {
+			want = now.UTC().Truncate(time.Second)
+		}
+		if got := p.Status.LastReconciled.Time; !got.Equal(want) {
+			t.Errorf("%s after the last status change: lastReconciled %s, want %s", tc.after, got, want)
+		}
+		if !tc.stamp {
+			continue
+		}
+		// The stamped status is the next call's: nothing more to write.
+		next := in
+		next.Status = p.Status
+		if q := Compute(next, Signals{}, now.Add(ttlWatchesDropped)); !q.Status.LastReconciled.Equal(p.Status.LastReconciled) {
+			t.Errorf("%s after: the next poll moved lastReconciled again, to %s", tc.after, q.Status.LastReconciled)
+		}
+	}
+	// With the breaker closed nothing is stamped, however long it rested.
+	in.WatchesDropped = false
+	if p := Compute(in, Signals{}, rested.Add(time.Hour)); !p.Status.LastReconciled.Time.Equal(rested) {
+		t.Errorf("breaker closed: lastReconciled moved to %s", p.Status.LastReconciled)
 	}
 }

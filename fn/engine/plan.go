@@ -129,11 +129,12 @@ func (m *machine) plan(now time.Time) Plan {
 		}
 	}
 	p.Ready = ready.Status == metav1.ConditionTrue
-	if lr := p.Status.LastReconciled; m.ttl == m.in.Config.StableTTL && lr != nil && now.Sub(lr.Time) < settleWindow {
-		p.TTL = min(p.TTL, ttlSettling)
-	}
 	if m.in.WatchesDropped {
 		p.TTL = min(p.TTL, ttlWatchesDropped)
+		if lr := p.Status.LastReconciled; lr != nil && now.Sub(lr.Time) >= breakerReprobe {
+			t := metav1.NewTime(now.UTC().Truncate(time.Second))
+			p.Status.LastReconciled = &t
+		}
 	}
 	return p
 }

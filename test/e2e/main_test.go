@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -57,32 +56,19 @@ func outside(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
-	start := time.Now()
-	tools, err := harness.Prepare(ctx, filepath.Join(work, "build"), os.Stderr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: cannot build what the end-to-end tests run:", err)
-		return 1
-	}
-	fmt.Fprintf(os.Stderr, "e2e: tools and packages ready in %s\n", time.Since(start).Round(time.Second))
-	cmd := harness.NetnsCommand(os.Args[1:], harness.EnvTools+"="+tools.Encode(), envWork+"="+work)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	err = cmd.Run()
-	var exit *exec.ExitError
+	err = harness.Reexec{Prog: "e2e", Args: os.Args[1:], Work: work, WorkEnv: envWork, Stdin: os.Stdin}.Run(ctx)
+	code, exited := harness.ExitCode(err)
 	switch {
 	case err == nil && os.Getenv(envKeep) == "":
 		_ = os.RemoveAll(work)
-		return 0
 	case err == nil:
 		fmt.Fprintf(os.Stderr, "e2e: %s is set: logs, certificates and data kept in %s\n", envKeep, work)
-		return 0
-	case errors.As(err, &exit):
+	case exited:
 		fmt.Fprintf(os.Stderr, "e2e: logs, certificates and data kept in %s\n", work)
-		return exit.ExitCode()
 	default:
-		fmt.Fprintf(os.Stderr, "e2e: cannot run the tests in a new network namespace (as root this needs CAP_SYS_ADMIN; "+
-			"otherwise unprivileged user namespaces must be enabled): %v\n", err)
-		return 1
+		fmt.Fprintln(os.Stderr, "e2e:", err)
 	}
+	return code
 }
 
 // anyTestSelected asks this binary whether -run selects any test, so that

@@ -34,6 +34,9 @@ type Phase struct {
 	// BreakerLogLines counts Crossplane's "Circuit breaker is open" log
 	// lines: one per reconcile of a composite while its breaker is open.
 	BreakerLogLines int
+	// Steady, for an idle phase, says from what state it was measured
+	// (see Steady).
+	Steady string
 }
 
 // A Report is one run of `make scale`.
@@ -122,7 +125,31 @@ func (r *Report) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	for i := range r.Phases {
+		r.perEngine(&b, &r.Phases[i])
+	}
 	return b.String()
+}
+
+// perEngine writes an idle phase's requests per engine per minute by
+// resource and verb: the idle cost's own unit.
+func (r *Report) perEngine(b *strings.Builder, p *Phase) {
+	if p.Settles || p.Took <= 0 || r.Engines <= 0 {
+		return
+	}
+	per := float64(r.Engines) * p.Took.Minutes()
+	from := ""
+	if p.Steady != "" {
+		from = ", from steady state (" + p.Steady + ")"
+	}
+	fmt.Fprintf(b, "\n%s%s: API requests per engine per minute by resource and verb:\n\n", p.Name, from)
+	b.WriteString("| resource | verb | per engine per minute |\n|---|---|---:|\n")
+	for _, k := range Keys(p.Requests) {
+		if p.Requests[k] > 0 {
+			fmt.Fprintf(b, "| %s | %s | %.3f |\n", k.ResourceName(), k.Verb, p.Requests[k]/per)
+		}
+	}
+	fmt.Fprintf(b, "| all | | %.3f |\n", p.Requests.Total(false)/per)
 }
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }

@@ -23,6 +23,7 @@ func TestMarkdown(t *testing.T) {
 			},
 			{
 				Name: "idle 60 s", Took: time.Minute,
+				Steady:   "4 composites; last status change 31s before",
 				Requests: Counts{podsList: 2},
 				Harness:  300, CPU: map[string]float64{"kube-apiserver": 0.25},
 			},
@@ -46,7 +47,12 @@ func TestMarkdown(t *testing.T) {
 		"|---|---|---:|---:|\n" +
 		"| fireboltengines.compute.firebolt.io/status | PUT | 20 | 0 |\n" +
 		"| pods | LIST | 6 | 2 |\n" +
-		"| 1 more | | 4 | 0 |\n"
+		"| 1 more | | 4 | 0 |\n" +
+		"\nidle 60 s, from steady state (4 composites; last status change 31s before): API requests per engine per minute by resource and verb:\n\n" +
+		"| resource | verb | per engine per minute |\n" +
+		"|---|---|---:|\n" +
+		"| pods | LIST | 0.500 |\n" +
+		"| all | | 0.500 |\n"
 	if diff := cmp.Diff(want, r.Markdown()); diff != "" {
 		t.Errorf("Markdown(): -want, +got:\n%s", diff)
 	}

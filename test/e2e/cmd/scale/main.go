@@ -2,11 +2,14 @@
 // N=100`. On the local control plane of the end-to-end tests (in a private
 // network namespace, KWOK pods) it creates N engines of one replica and
 // class standard, waits until all are stable, edits the class so every
-// engine rolls, waits until all are stable on the new generation, idles,
-// and prints a markdown table: time to stable, API requests by resource and
-// verb (the API server's apiserver_request_total, less the harness's own),
-// CPU seconds per process, the function's peak memory and how often
-// Crossplane's XR circuit breaker opened.
+// engine rolls, waits until all are stable on the new generation, waits for
+// steady state (no composite's circuit breaker open, no engine status
+// change for -quiet), idles, and prints a markdown table: time to stable,
+// API requests by resource and verb (the API server's
+// apiserver_request_total, less the harness's own), the idle requests per
+// engine per minute by resource and verb, CPU seconds per process, the
+// function's peak memory and how often Crossplane's XR circuit breaker
+// opened.
 //
 // Like the e2e tests it runs twice: the first copy builds what is missing
 // while it can reach the module proxy, then runs itself again in a new
@@ -16,13 +19,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -37,6 +37,8 @@ type config struct {
 	createTimeout time.Duration
 	editTimeout   time.Duration
 	idle          time.Duration
+	quiet         time.Duration
+	steadyTimeout time.Duration
 	out           string
 	keep          bool
 }
@@ -51,7 +53,10 @@ func main() {
 	flag.IntVar(&cfg.engines, "n", 25, fmt.Sprintf("number of engines to create (1-%d)", maxEngines))
 	flag.DurationVar(&cfg.createTimeout, "create-timeout", 0, "bound on creating the engines until all are stable (default 3m + 4s per engine)")
 	flag.DurationVar(&cfg.editTimeout, "edit-timeout", 0, "bound on the class edit until all engines are stable again (default 3m + 4s per engine)")
-	flag.DurationVar(&cfg.idle, "idle", 60*time.Second, "how long to measure the idle engines")
+	flag.DurationVar(&cfg.idle, "idle", 60*time.Second, "how long to measure the idle engines, from steady state")
+	flag.DurationVar(&cfg.quiet, "quiet", 30*time.Second, "steady state: no engine's status changed for this long (and no circuit breaker open)")
+	flag.DurationVar(&cfg.steadyTimeout, "steady-timeout", 8*time.Minute,
+		"bound on waiting for steady state before idling (Crossplane's breaker stays open at least 5m); the idle time is measured anyway and marked NOT steady")
 	flag.StringVar(&cfg.out, "out", "", "also write the markdown report to this file")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the work directory (logs, etcd data) of a run that succeeded")
 	flag.Parse()
@@ -61,6 +66,10 @@ func main() {
 	}
 	if cfg.idle <= 0 || cfg.idle > time.Hour {
 		fmt.Fprintf(os.Stderr, "scale: -idle must be more than 0 and at most 1h, got %s\n", cfg.idle)
+		os.Exit(2)
+	}
+	if cfg.quiet < 0 || cfg.quiet > time.Hour || cfg.steadyTimeout < 0 || cfg.steadyTimeout > 2*time.Hour {
+		fmt.Fprintf(os.Stderr, "scale: -quiet must be 0 to 1h and -steady-timeout 0 to 2h, got %s and %s\n", cfg.quiet, cfg.steadyTimeout)
 		os.Exit(2)
 	}
 	def := 3*time.Minute + time.Duration(cfg.engines)*4*time.Second
@@ -86,55 +95,18 @@ func outside(cfg config) int {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		return 1
 	}
-	start := time.Now()
 	fmt.Fprintln(os.Stderr, "scale: building what is missing (a fresh machine compiles Kubernetes, etcd, KWOK and Crossplane once: 15-25 minutes)")
-	tools, err := harness.Prepare(ctx, filepath.Join(work, "build"), os.Stderr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "scale: cannot build what the measurement runs:", err)
-		_ = os.RemoveAll(work)
-		return 1
-	}
-	fmt.Fprintf(os.Stderr, "scale: tools and packages ready in %s\n", time.Since(start).Round(time.Second))
-	cmd := harness.NetnsCommand(os.Args[1:], harness.EnvTools+"="+tools.Encode(), envWork+"="+work)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "scale: cannot start in a new network namespace (as root this needs CAP_SYS_ADMIN; "+
-			"otherwise unprivileged user namespaces must be enabled): %v\n", err)
-		return 1
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		// The copy stops the stack on SIGTERM; it gets a bounded time to.
-		fmt.Fprintln(os.Stderr, "scale: interrupted; stopping the control plane")
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err = <-done:
-		case <-time.After(2 * time.Minute):
-			_ = cmd.Process.Kill()
-			err = <-done
-		}
-		if err == nil {
-			err = ctx.Err()
-		}
-	}
+	err = harness.Reexec{Prog: "scale", Args: os.Args[1:], Work: work, WorkEnv: envWork}.Run(ctx)
 	if err == nil && !cfg.keep {
 		_ = os.RemoveAll(work)
 		return 0
 	}
 	fmt.Fprintf(os.Stderr, "scale: logs and data kept in %s\n", work)
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &exit) && exit.ExitCode() > 0:
-		return exit.ExitCode()
-	default:
+	code, exited := harness.ExitCode(err)
+	if !exited {
 		fmt.Fprintln(os.Stderr, "scale:", err)
-		return 1
 	}
+	return code
 }
 
 // inside starts the stack in this namespace, measures, prints the report

@@ -231,7 +231,15 @@ func (m *meter) run(ctx context.Context) (*scale.Report, error) {
 	rep.Phases = append(rep.Phases, edit)
 	m.logf("all %d engines stable on a new generation %s after the class edit", m.cfg.engines, edit.Took.Round(100*time.Millisecond))
 
-	m.logf("idling %s", m.cfg.idle)
+	steady, err := m.waitSteady(ctx)
+	if err != nil {
+		return rep, err
+	}
+	s2, err = m.snapshot(ctx)
+	if err != nil {
+		return rep, err
+	}
+	m.logf("idling %s from %s", m.cfg.idle, steady)
 	select {
 	case <-ctx.Done():
 		return rep, ctx.Err()
@@ -245,6 +253,7 @@ func (m *meter) run(ctx context.Context) (*scale.Report, error) {
 	if err != nil {
 		return rep, err
 	}
+	idle.Steady = steady
 	rep.Phases = append(rep.Phases, idle)
 	if err := m.peakMemory(rep); err != nil {
 		return rep, err
@@ -255,6 +264,70 @@ func (m *meter) run(ctx context.Context) (*scale.Report, error) {
 		return rep, errors.Errorf("engines left stable while idle: %s (%v)", seen, err)
 	}
 	return rep, nil
+}
+
+// waitSteady waits, within cfg.steadyTimeout, until the engines are in
+// steady state (scale.Steady: no composite's circuit breaker open, no
+// status change within cfg.quiet), so that the idle figures are a resting
+// engine's, not the tail of the class edit's rollouts. It says what the
+// idle time starts from; when the bound passes first, that is what was not
+// steady, and the idle time is measured anyway, so the cost of it shows.
+func (m *meter) waitSteady(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.steadyTimeout)
+	defer cancel()
+	start := time.Now()
+	seen := "(nothing yet)"
+	for {
+		if err := m.running(); err != nil {
+			return "", err
+		}
+		cs, err := m.composites(ctx)
+		if err == nil {
+			ok, why := scale.Steady(cs, time.Now(), m.cfg.quiet)
+			if ok {
+				m.logf("steady state after %s: %s", time.Since(start).Round(time.Second), why)
+				return why, nil
+			}
+			seen = why
+		} else if ctx.Err() == nil {
+			seen = "error: " + err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			if err := context.Cause(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				return "", err
+			}
+			m.logf("no steady state within %s: %s", m.cfg.steadyTimeout, seen)
+			return "NOT steady after " + m.cfg.steadyTimeout.String() + ": " + seen, nil
+		case <-time.After(pollEvery):
+		}
+	}
+}
+
+// composites lists the engine composites of the measured namespace.
+func (m *meter) composites(ctx context.Context) ([]scale.Composite, error) {
+	ri, err := m.c.Resource(harness.XEngineGVK, "")
+	if err != nil {
+		return nil, err
+	}
+	l, err := ri.List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/claim-namespace=" + namespace})
+	if err != nil {
+		return nil, err
+	}
+	cs := make([]scale.Composite, 0, len(l.Items))
+	for i := range l.Items {
+		u := &l.Items[i]
+		c := scale.Composite{Name: u.GetName()}
+		if s, _, _ := unstructured.NestedString(u.Object, "status", "lastReconciled"); s != "" {
+			if c.LastReconciled, err = time.Parse(time.RFC3339, s); err != nil {
+				return nil, errors.Wrapf(err, "cannot parse status.lastReconciled of %s", u.GetName())
+			}
+		}
+		r := harness.Condition(u, "Responsive")
+		c.BreakerOpen = r.Status == "False"
+		cs = append(cs, c)
+	}
+	return cs, nil
 }
 
 // timedOut adds the phase that did not settle, measured until now, to the
