@@ -19,10 +19,9 @@ const (
 	TypeInstanceReady = "InstanceReady"
 )
 
-// TypeResponsive is Crossplane's own condition on a composite: False
-// (reason WatchCircuitOpen) while its XR circuit breaker drops the
-// composite's watch events. The function only reads it.
-const TypeResponsive = "Responsive"
+// TypeResponsive is Crossplane's own condition on a composite, which the
+// function only reads (composite.WatchesDropped).
+const TypeResponsive = composite.TypeResponsive
 
 // RenderingsVerified says whether status.renderings could be trusted. It
 // is only reported once a recording has been rejected.

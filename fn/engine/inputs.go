@@ -3,7 +3,6 @@ package engine
 import (
 	"encoding/json"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -130,9 +129,7 @@ func Read(c composite.Call) (Inputs, error) {
 	}
 	in.Renderings = decodeRecordings(in.Engine, in.Namespace, in.Config.PodSecurity, in.Status.Renderings)
 	in.RenderingsVerified = composite.ConditionOf(u.Object, TypeRenderingsVerified)
-	if c := composite.ConditionOf(u.Object, TypeResponsive); c != nil && c.Status == metav1.ConditionFalse {
-		in.WatchesDropped = true
-	}
+	in.WatchesDropped = composite.WatchesDropped(u.Object)
 
 	ocds, err := composite.ObservedComposed(c.Req)
 	if err != nil {

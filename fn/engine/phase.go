@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 )
 
@@ -32,7 +33,7 @@ const (
 	// so asks to be called again within this cap. The breaker closes only
 	// on a later event, and the first call after that reads everything
 	// afresh. So every dropped event is followed by a call.
-	ttlWatchesDropped = 5 * time.Second
+	ttlWatchesDropped = composite.TTLWatchesDropped
 	// breakerReprobe: while the breaker stays open, lastReconciled is
 	// stamped once it is this old. Crossplane closes an open breaker only
 	// when an event for the composite arrives after its open duration (5m
