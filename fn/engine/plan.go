@@ -5,7 +5,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/resource"
 
@@ -99,7 +98,7 @@ func (m *machine) plan(now time.Time) Plan {
 			case hasRec:
 				p.Resources[name] = rec.desired(structs, s, m.objectReady(gen, s, obs))
 			case obs != nil:
-				p.Resources[name] = DesiredObject{Object: composite.Unchanged(obs.Object), Ready: m.objectReady(gen, s, obs)}
+				p.Resources[name] = DesiredObject{Object: composite.Unchanged(obs.UnstructuredContent()), Ready: m.objectReady(gen, s, obs)}
 				unrecorded = true
 			}
 		}
@@ -167,7 +166,7 @@ func valueOf[T any](p *T) T {
 	return *p
 }
 
-func (m *machine) objectReady(gen int, suffix string, obs *unstructured.Unstructured) bool {
+func (m *machine) objectReady(gen int, suffix string, obs *ObservedObject) bool {
 	if suffix == suffixStatefulSet {
 		return m.pods(gen).Ready
 	}

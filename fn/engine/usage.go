@@ -149,7 +149,7 @@ func classUsage(in Inputs) (resource.Name, DesiredObject, bool) {
 	if !in.Class.Found {
 		// The class's list is not known on this call: keep the reason the
 		// Usage has rather than rewrite it to name this engine alone.
-		if r, ok, _ := unstructured.NestedString(obs.Object, "spec", "reason"); ok {
+		if r, ok := obs.str("spec", "reason"); ok {
 			_ = unstructured.SetNestedField(u.Object, r, "spec", "reason")
 		}
 	}
