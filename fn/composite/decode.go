@@ -69,13 +69,23 @@ func Required(req *fnv1.RunFunctionRequest, name, what string) ([]resource.Requi
 
 // RequiredNamed is the object called name among what Crossplane fetched
 // for the requirement reqName (nil when it found none); resolved is false
-// until it has tried. what names the resource in the error.
+// until it has tried. what names the resource in the error. Names are
+// read where they are in the request, so only the object picked is
+// converted to unstructured content, as Named picks it.
 func RequiredNamed(req *fnv1.RunFunctionRequest, reqName, what, name string) (*unstructured.Unstructured, bool, error) {
-	items, resolved, err := Required(req, reqName, what)
-	if err != nil {
-		return nil, false, err
+	rrs, resolved := req.GetRequiredResources()[reqName]
+	for _, it := range rrs.GetItems() {
+		// GetName's reading: a name that is not a string is "".
+		if it.GetResource().GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue() != name {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		if err := resource.AsObject(it.GetResource(), u); err != nil {
+			return nil, false, errors.Wrapf(err, "cannot get required %s", what)
+		}
+		return u, resolved, nil
 	}
-	return Named(items, name), resolved, nil
+	return nil, resolved, nil
 }
 
 // Named picks the required object called name. Crossplane matches by
