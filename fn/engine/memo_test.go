@@ -162,6 +162,29 @@ func TestRoutingServiceMemoReturnsACopy(t *testing.T) {
 	}
 }
 
+// TestRoutingServiceDesiredIsTheResponsesOwn: the routing Service a plan
+// returns is what rendering it gives, in both forms, and an edit of one
+// response's Service reaches neither the memo nor a later response.
+func TestRoutingServiceDesiredIsTheResponsesOwn(t *testing.T) {
+	want := renderRoutingService("memo-desired", "firebolt", 1)
+	wantStruct, err := structpb.NewStruct(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := routingServiceDesired("memo-desired", "firebolt", 1, true)
+	a.Struct.GetFields()["spec"].GetStructValue().GetFields()["selector"].GetStructValue().GetFields()[LabelGeneration] = structpb.NewStringValue("9")
+	b := routingServiceDesired("memo-desired", "firebolt", 1, false)
+	if diff := cmp.Diff(wantStruct, b.Struct, protocmp.Transform()); diff != "" {
+		t.Errorf("an edit of an earlier response leaked into a later one, -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff(want, b.Object); diff != "" {
+		t.Errorf("object, -want, +got:\n%s", diff)
+	}
+	if !a.Ready || b.Ready {
+		t.Errorf("readiness: want true then false, got %t then %t", a.Ready, b.Ready)
+	}
+}
+
 func TestLRUBounds(t *testing.T) {
 	cases := map[string]struct {
 		maxEntries, maxWeight int

@@ -108,7 +108,7 @@ func (m *machine) plan(now time.Time) Plan {
 	}
 	if gen, ok := m.routing(); ok {
 		obs := m.in.Observed[RoutingServiceKey]
-		p.Resources[RoutingServiceKey] = DesiredObject{Object: RenderRoutingService(m.in.Engine, m.in.Namespace, gen), Ready: obs != nil}
+		p.Resources[RoutingServiceKey] = routingServiceDesired(m.in.Engine, m.in.Namespace, gen, obs != nil)
 	}
 	if name, u, ok := classUsage(m.in); ok {
 		p.Resources[name] = u
