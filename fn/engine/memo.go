@@ -143,7 +143,7 @@ var routingMemo = newLRU[slot, routingEntry](memoRoutingEntries, 0)
 // protobuf form.
 type routingEntry struct {
 	obj map[string]any
-	st  *structpb.Struct
+	st  *composite.StructTemplate
 }
 
 func routingEntryOf(engine, namespace string, gen int) routingEntry {
@@ -151,7 +151,9 @@ func routingEntryOf(engine, namespace string, gen int) routingEntry {
 	e, ok := routingMemo.get(k)
 	if !ok {
 		e.obj = renderRoutingService(engine, namespace, gen)
-		e.st, _ = structpb.NewStruct(e.obj)
+		if st, err := structpb.NewStruct(e.obj); err == nil {
+			e.st = composite.NewStructTemplate(st)
+		}
 		routingMemo.put(k, e, 0)
 	}
 	return e
@@ -173,7 +175,7 @@ func routingServiceDesired(engine, namespace string, gen int, ready bool) Desire
 	if e.st == nil {
 		return DesiredObject{Object: runtime.DeepCopyJSON(e.obj), Ready: ready}
 	}
-	return DesiredObject{Object: e.obj, Ready: ready, Struct: composite.CloneStruct(e.st)}
+	return DesiredObject{Object: e.obj, Ready: ready, Struct: e.st.Clone()}
 }
 
 // lru is a least-recently-used map bounded by entries and, when maxWeight

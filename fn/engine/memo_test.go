@@ -94,7 +94,7 @@ func checkStructs(t *testing.T, name string, r Recording, structs *generationStr
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(want, structs.bySuffix[suffix], protocmp.Transform()); diff != "" {
+		if diff := cmp.Diff(want, structs.bySuffix[suffix].Struct(), protocmp.Transform()); diff != "" {
 			t.Errorf("%s: the %s object's protobuf form differs from its object, -want, +got:\n%s", name, suffix, diff)
 		}
 	}
