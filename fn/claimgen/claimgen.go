@@ -23,6 +23,8 @@ import (
 	"reflect"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // Requirement is the name under which a composer asks Crossplane for its
@@ -75,7 +77,7 @@ func Read[T any](req *fnv1.RunFunctionRequest, name string, compositeSpec T) (Cl
 		c.Generation = int64(md["generation"].GetNumberValue())
 		var spec T
 		// A claim spec the API type cannot decode is not the composite's.
-		c.SpecMatches = decode(obj["spec"].AsInterface(), &spec) == nil && sameJSON(spec, compositeSpec)
+		c.SpecMatches = composite.DecodeStructValue(obj["spec"], &spec) == nil && sameJSON(spec, compositeSpec)
 		break
 	}
 	return c, nil
@@ -99,17 +101,6 @@ func Observed(prev int64, c Claim, inEffect bool) int64 {
 		return c.Generation
 	}
 	return max(0, min(prev, c.Generation-1))
-}
-
-func decode(v any, out any) error {
-	if v == nil {
-		return nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, out)
 }
 
 // sameJSON compares two values as they encode: the API types' JSON is

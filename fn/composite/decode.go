@@ -2,6 +2,9 @@ package composite
 
 import (
 	"encoding/json"
+	"sync"
+
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -36,7 +39,42 @@ func DecodeField(obj map[string]any, key string, out any) error {
 	if !ok || v == nil {
 		return nil
 	}
-	b, err := json.Marshal(v)
+	return decodeWith(func(b []byte) ([]byte, bool) { return AppendJSON(b, v) }, func() any { return v }, out)
+}
+
+// DecodeStructValue decodes v into out as DecodeField decodes
+// v.AsInterface(), without converting v first; absent or null leaves out
+// as it is.
+func DecodeStructValue(v *structpb.Value, out any) error {
+	if v.GetKind() == nil {
+		return nil
+	}
+	if _, null := v.GetKind().(*structpb.Value_NullValue); null {
+		return nil
+	}
+	return decodeWith(func(b []byte) ([]byte, bool) { return AppendStructJSON(b, v) }, v.AsInterface, out)
+}
+
+// maxScratchBytes bounds the buffers kept for reuse: a rare huge document
+// is encoded into a buffer that is then dropped, not pinned.
+const maxScratchBytes = 256 << 10
+
+var scratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// decodeWith decodes into out what encode writes, through a reused
+// buffer; when encode declines, value() goes through json.Marshal, which
+// fails or succeeds as it always did.
+func decodeWith(encode func([]byte) ([]byte, bool), value func() any, out any) error {
+	bp := scratch.Get().(*[]byte)
+	buf, ok := encode((*bp)[:0])
+	if cap(buf) <= maxScratchBytes {
+		// Unmarshal keeps nothing of its input.
+		defer func() { *bp = buf[:0]; scratch.Put(bp) }()
+	}
+	if ok {
+		return json.Unmarshal(buf, out)
+	}
+	b, err := json.Marshal(value())
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,10 @@
 package composite
 
 import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -72,5 +76,71 @@ func TestRequiredNamed(t *testing.T) {
 				t.Errorf("%s\nRequiredNamed: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// TestDecodeIsTheJSONRoundTrip: DecodeField and DecodeStructValue decode,
+// and fail, exactly as encoding the value with json.Marshal and decoding
+// it does, error text included (users read it in conditions).
+func TestDecodeIsTheJSONRoundTrip(t *testing.T) {
+	type spec struct {
+		Replicas int32             `json:"replicas"`
+		Name     string            `json:"name,omitempty"`
+		Labels   map[string]string `json:"labels,omitempty"`
+	}
+	values := map[string]any{
+		"Plain":           map[string]any{"replicas": 2.0, "name": "<a&b>", "labels": map[string]any{"k": "v"}, "unknown": []any{true, nil}},
+		"HugeNumber":      map[string]any{"replicas": 1e21},
+		"Fraction":        map[string]any{"replicas": 2.5},
+		"WrongType":       map[string]any{"replicas": "two"},
+		"CaseInsensitive": map[string]any{"Replicas": 3.0, "replicas": 4.0},
+		"NotAnObject":     []any{1.0},
+		"Null":            nil,
+	}
+	for name, v := range values {
+		t.Run(name, func(t *testing.T) {
+			want, wantErr := spec{Name: "kept"}, error(nil)
+			if v != nil {
+				b, err := json.Marshal(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantErr = json.Unmarshal(b, &want)
+			}
+			got := spec{Name: "kept"}
+			err := DecodeField(map[string]any{"spec": v}, "spec", &got)
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Errorf("DecodeField error: want %v, got %v", wantErr, err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("DecodeField: -want, +got:\n%s", diff)
+			}
+			sv, err := structpb.NewValue(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = spec{Name: "kept"}
+			err = DecodeStructValue(sv, &got)
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Errorf("DecodeStructValue error: want %v, got %v", wantErr, err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("DecodeStructValue: -want, +got:\n%s", diff)
+			}
+		})
+	}
+	var got spec
+	if err := DecodeField(map[string]any{"spec": map[string]any{"replicas": math.NaN()}}, "spec", &got); err == nil || !strings.Contains(err.Error(), "unsupported value: NaN") {
+		t.Errorf("NaN: want json's unsupported value error, got %v", err)
+	}
+	// AsInterface turns what JSON cannot carry into strings.
+	inf := structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{"replicas": structpb.NewNumberValue(math.Inf(1))}})
+	b, err := json.Marshal(inf.AsInterface())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantErr := json.Unmarshal(b, &spec{})
+	if err := DecodeStructValue(inf, &got); wantErr == nil || fmt.Sprint(err) != wantErr.Error() {
+		t.Errorf("+Inf: want %v, got %v", wantErr, err)
 	}
 }
