@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"google.golang.org/protobuf/types/known/structpb"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/errors"
