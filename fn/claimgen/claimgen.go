@@ -22,9 +22,9 @@ import (
 	"encoding/json"
 	"reflect"
 
-	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
+
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // Requirement is the name under which a composer asks Crossplane for its
@@ -58,22 +58,26 @@ func Selector(apiVersion, kind, name, namespace string) *fnv1.ResourceSelector {
 // Read finds the claim named name among the required resources and
 // compares its spec with the composite's, both decoded into the API type T
 // so that Crossplane's own spec fields (resourceRef on the claim,
-// resourceRefs and claimRef on the composite) do not count.
+// resourceRefs and claimRef on the composite) do not count. The claim's
+// name and generation are read where they are in the request's Struct and
+// only its spec is converted: every call reads the claim, and its status
+// and managed fields are most of it.
 func Read[T any](req *fnv1.RunFunctionRequest, name string, compositeSpec T) (Claim, error) {
-	items, resolved, err := request.GetRequiredResource(req, Requirement)
-	if err != nil {
-		return Claim{}, errors.Wrap(err, "cannot get required claim")
-	}
+	rrs, resolved := req.GetRequiredResources()[Requirement]
 	c := Claim{Resolved: resolved}
-	for _, it := range items {
-		if it.Resource == nil || it.Resource.GetName() != name {
+	for _, it := range rrs.GetItems() {
+		obj := it.GetResource().GetFields()
+		md := obj["metadata"].GetStructValue().GetFields()
+		// As unstructured's getters read them: a name that is not a
+		// string is "", a generation that is not a number 0.
+		if md["name"].GetStringValue() != name {
 			continue
 		}
 		c.Found = true
-		c.Generation = integer(it.Resource.Object, "metadata", "generation")
+		c.Generation = int64(md["generation"].GetNumberValue())
 		var spec T
 		// A claim spec the API type cannot decode is not the composite's.
-		c.SpecMatches = decode(it.Resource.Object["spec"], &spec) == nil && sameJSON(spec, compositeSpec)
+		c.SpecMatches = composite.DecodeStructValue(obj["spec"], &spec) == nil && sameJSON(spec, compositeSpec)
 		break
 	}
 	return c, nil
@@ -97,39 +101,6 @@ func Observed(prev int64, c Claim, inEffect bool) int64 {
 		return c.Generation
 	}
 	return max(0, min(prev, c.Generation-1))
-}
-
-// integer reads an integer field of protobuf-decoded content, whose numbers
-// are float64.
-func integer(obj map[string]any, path ...string) int64 {
-	var cur any = obj
-	for _, p := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return 0
-		}
-		cur = m[p]
-	}
-	switch v := cur.(type) {
-	case float64:
-		return int64(v)
-	case int64:
-		return v
-	case int:
-		return int64(v)
-	}
-	return 0
-}
-
-func decode(v any, out any) error {
-	if v == nil {
-		return nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, out)
 }
 
 // sameJSON compares two values as they encode: the API types' JSON is

@@ -83,6 +83,33 @@ func TestRead(t *testing.T) {
 			},
 			want: Claim{Resolved: true},
 		},
+		"NoSpec": {
+			reason: "A claim without a spec decodes to the zero spec, which is not the composite's.",
+			req: func(t *testing.T) *fnv1.RunFunctionRequest {
+				return &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{Requirement: {Items: []*fnv1.Resource{
+					claimItem(t, "demo", 4, nil),
+				}}}}
+			},
+			want: Claim{Resolved: true, Found: true, Generation: 4},
+		},
+		"OddMetadata": {
+			reason: "As unstructured's getters read them: a name that is not a string is no name, a generation that is not a number is 0; an item without content is skipped.",
+			req: func(t *testing.T) *fnv1.RunFunctionRequest {
+				odd := func(md map[string]any) *fnv1.Resource {
+					s, err := structpb.NewStruct(map[string]any{"metadata": md, "spec": map[string]any{"replicas": 2.0, "config": map[string]any{"a": map[string]any{"b": 1.0}}}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return &fnv1.Resource{Resource: s}
+				}
+				return &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{Requirement: {Items: []*fnv1.Resource{
+					{},
+					odd(map[string]any{"name": []any{"demo"}, "generation": 7.0}),
+					odd(map[string]any{"name": "demo", "generation": "7"}),
+				}}}}
+			},
+			want: Claim{Resolved: true, Found: true, SpecMatches: true},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -2,7 +2,9 @@ package composite
 
 import (
 	"encoding/json"
+	"sync"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -36,7 +38,42 @@ func DecodeField(obj map[string]any, key string, out any) error {
 	if !ok || v == nil {
 		return nil
 	}
-	b, err := json.Marshal(v)
+	return decodeWith(func(b []byte) ([]byte, bool) { return AppendJSON(b, v) }, func() any { return v }, out)
+}
+
+// DecodeStructValue decodes v into out as DecodeField decodes
+// v.AsInterface(), without converting v first; absent or null leaves out
+// as it is.
+func DecodeStructValue(v *structpb.Value, out any) error {
+	if v.GetKind() == nil {
+		return nil
+	}
+	if _, null := v.GetKind().(*structpb.Value_NullValue); null {
+		return nil
+	}
+	return decodeWith(func(b []byte) ([]byte, bool) { return AppendStructJSON(b, v) }, v.AsInterface, out)
+}
+
+// maxScratchBytes bounds the buffers kept for reuse: a rare huge document
+// is encoded into a buffer that is then dropped, not pinned.
+const maxScratchBytes = 256 << 10
+
+var scratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// decodeWith decodes into out what encode writes, through a reused
+// buffer; when encode declines, value() goes through json.Marshal, which
+// fails or succeeds as it always did.
+func decodeWith(encode func([]byte) ([]byte, bool), value func() any, out any) error {
+	bp := scratch.Get().(*[]byte)
+	buf, ok := encode((*bp)[:0])
+	if cap(buf) <= maxScratchBytes {
+		// Unmarshal keeps nothing of its input.
+		defer func() { *bp = buf[:0]; scratch.Put(bp) }()
+	}
+	if ok {
+		return json.Unmarshal(buf, out)
+	}
+	b, err := json.Marshal(value())
 	if err != nil {
 		return err
 	}
@@ -69,13 +106,23 @@ func Required(req *fnv1.RunFunctionRequest, name, what string) ([]resource.Requi
 
 // RequiredNamed is the object called name among what Crossplane fetched
 // for the requirement reqName (nil when it found none); resolved is false
-// until it has tried. what names the resource in the error.
+// until it has tried. what names the resource in the error. Names are
+// read where they are in the request, so only the object picked is
+// converted to unstructured content, as Named picks it.
 func RequiredNamed(req *fnv1.RunFunctionRequest, reqName, what, name string) (*unstructured.Unstructured, bool, error) {
-	items, resolved, err := Required(req, reqName, what)
-	if err != nil {
-		return nil, false, err
+	rrs, resolved := req.GetRequiredResources()[reqName]
+	for _, it := range rrs.GetItems() {
+		// GetName's reading: a name that is not a string is "".
+		if it.GetResource().GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue() != name {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		if err := resource.AsObject(it.GetResource(), u); err != nil {
+			return nil, false, errors.Wrapf(err, "cannot get required %s", what)
+		}
+		return u, resolved, nil
 	}
-	return Named(items, name), resolved, nil
+	return nil, resolved, nil
 }
 
 // Named picks the required object called name. Crossplane matches by

@@ -9,11 +9,41 @@ import "google.golang.org/protobuf/types/known/structpb"
 // a few slabs, counted first, rather than one by one: a clone is made on
 // every call, and its nodes live and die together with the response.
 func CloneStruct(s *structpb.Struct) *structpb.Struct {
+	return NewStructTemplate(s).Clone()
+}
+
+// StructTemplate is a Struct kept to be cloned on many calls, its nodes
+// counted once rather than on every clone. The Struct must not change
+// once it is a template.
+type StructTemplate struct {
+	s *structpb.Struct
+	n nodeCount
+}
+
+// NewStructTemplate makes s a template; nil stays nil.
+func NewStructTemplate(s *structpb.Struct) *StructTemplate {
 	if s == nil {
 		return nil
 	}
-	var n nodeCount
-	n.countStruct(s)
+	t := &StructTemplate{s: s}
+	t.n.countStruct(s)
+	return t
+}
+
+// Struct is the template itself, to be read and never written.
+func (t *StructTemplate) Struct() *structpb.Struct {
+	if t == nil {
+		return nil
+	}
+	return t.s
+}
+
+// Clone is a deep copy of the template, as CloneStruct makes.
+func (t *StructTemplate) Clone() *structpb.Struct {
+	if t == nil {
+		return nil
+	}
+	n := t.n
 	c := &cloner{
 		structs: make([]structpb.Struct, n.structs),
 		lists:   make([]structpb.ListValue, n.lists),
@@ -25,7 +55,7 @@ func CloneStruct(s *structpb.Struct) *structpb.Struct {
 		lvs:     make([]structpb.Value_ListValue, n.lvs),
 		nulls:   make([]structpb.Value_NullValue, n.nulls),
 	}
-	return c.cloneStruct(s)
+	return c.cloneStruct(t.s)
 }
 
 type nodeCount struct {

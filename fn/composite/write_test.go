@@ -70,15 +70,26 @@ func TestCloneStruct(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := proto.Clone(orig)
-	c := CloneStruct(orig)
-	if diff := cmp.Diff(want, c, protocmp.Transform()); diff != "" {
-		t.Fatalf("clone: -want, +got:\n%s", diff)
+	tpl := NewStructTemplate(orig)
+	clones := map[string]func() *structpb.Struct{
+		"CloneStruct":   func() *structpb.Struct { return CloneStruct(orig) },
+		"Template":      tpl.Clone,
+		"TemplateAgain": tpl.Clone,
 	}
-	c.Fields["s"] = structpb.NewStringValue("changed")
-	c.Fields["m"].GetStructValue().Fields["l"].GetListValue().Values[1].GetStructValue().Fields["k"] = structpb.NewNumberValue(3)
-	c.Fields["m"].GetStructValue().Fields["l"].GetListValue().Values[0] = structpb.NewNullValue()
-	if diff := cmp.Diff(want, orig, protocmp.Transform()); diff != "" {
-		t.Errorf("changing the clone changed the original: -want, +got:\n%s", diff)
+	for name, clone := range clones {
+		c := clone()
+		if diff := cmp.Diff(want, c, protocmp.Transform()); diff != "" {
+			t.Fatalf("%s: clone: -want, +got:\n%s", name, diff)
+		}
+		c.Fields["s"] = structpb.NewStringValue("changed")
+		c.Fields["m"].GetStructValue().Fields["l"].GetListValue().Values[1].GetStructValue().Fields["k"] = structpb.NewNumberValue(3)
+		c.Fields["m"].GetStructValue().Fields["l"].GetListValue().Values[0] = structpb.NewNullValue()
+		if diff := cmp.Diff(want, orig, protocmp.Transform()); diff != "" {
+			t.Errorf("%s: changing the clone changed the original: -want, +got:\n%s", name, diff)
+		}
+	}
+	if CloneStruct(nil) != nil || NewStructTemplate(nil).Clone() != nil {
+		t.Error("a clone of nil is not nil")
 	}
 }
 

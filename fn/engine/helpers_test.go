@@ -46,7 +46,7 @@ func testInputs(t testing.TB, phase v1alpha1.EnginePhase, current, active int) I
 		// reference writes leave it.
 		Claim:      claimgen.Claim{Resolved: true, Found: true, Generation: 3, SpecMatches: true},
 		Renderings: map[int]Recording{},
-		Observed:   map[resource.Name]*unstructured.Unstructured{},
+		Observed:   map[resource.Name]*ObservedObject{},
 		Instance:   readyInstance(),
 		Config:     testConfig(t),
 	}
@@ -97,7 +97,7 @@ func withGeneration(in *Inputs, gen int, spec v1alpha1.FireboltEngineSpec, p pod
 }
 
 // observe dresses a rendered object as the API server returns it.
-func observe(obj map[string]any, gen int, suffix string, p pods) *unstructured.Unstructured {
+func observe(obj map[string]any, gen int, suffix string, p pods) *ObservedObject {
 	u := &unstructured.Unstructured{Object: deepCopy(obj)}
 	u.SetUID(types.UID("uid-g" + strconv.Itoa(gen) + "-" + suffix))
 	u.SetGeneration(1)
@@ -124,14 +124,14 @@ func observe(obj map[string]any, gen int, suffix string, p pods) *unstructured.U
 		_ = unstructured.SetNestedField(u.Object, "SingleStack", "spec", "ipFamilyPolicy")
 		_ = unstructured.SetNestedStringSlice(u.Object, []string{"None"}, "spec", "clusterIPs")
 	}
-	return u
+	return &ObservedObject{m: u.Object}
 }
 
 // withRoute observes the routing Service selecting gen.
 func withRoute(in *Inputs, gen int) {
 	u := &unstructured.Unstructured{Object: RenderRoutingService(in.Engine, in.Namespace, gen)}
 	u.SetUID("uid-service")
-	in.Observed[RoutingServiceKey] = u
+	in.Observed[RoutingServiceKey] = &ObservedObject{m: u.Object}
 }
 
 // summary is the part of a Plan the phase-machine tests assert: every
@@ -168,7 +168,7 @@ func summarize(p Plan) summary {
 		s.Resources[n] = o.Ready
 	}
 	if svc, ok := p.Resources[RoutingServiceKey]; ok {
-		s.Route = routedGeneration(&unstructured.Unstructured{Object: svc.Object})
+		s.Route = routedGeneration(&ObservedObject{m: svc.Object})
 	}
 	for _, c := range p.Conditions {
 		v := string(c.Status) + "/" + c.Reason

@@ -50,7 +50,7 @@ type Inputs struct {
 
 	// Observed are the observed composed resources by
 	// composition-resource-name.
-	Observed map[resource.Name]*unstructured.Unstructured
+	Observed map[resource.Name]*ObservedObject
 
 	// RenderingsVerified is the composite's RenderingsVerified condition
 	// as observed; nil when it has none.
@@ -131,16 +131,10 @@ func Read(c composite.Call) (Inputs, error) {
 	in.RenderingsVerified = composite.ConditionOf(u.Object, TypeRenderingsVerified)
 	in.WatchesDropped = composite.WatchesDropped(u.Object)
 
-	ocds, err := composite.ObservedComposed(c.Req)
-	if err != nil {
-		return Inputs{}, err
-	}
-	in.Observed = make(map[resource.Name]*unstructured.Unstructured, len(ocds))
-	for n, o := range ocds {
-		in.Observed[n] = &unstructured.Unstructured{Object: o.UnstructuredContent()}
-	}
+	in.Observed = observedComposed(c.Req.GetObserved().GetResources())
 
 	if in.Engine != "" {
+		var err error
 		if in.Claim, err = claimgen.Read(c.Req, in.Engine, in.Spec); err != nil {
 			return Inputs{}, err
 		}

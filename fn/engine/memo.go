@@ -5,10 +5,12 @@ import (
 	"reflect"
 	"sync"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // A stable engine's call decodes and verifies the same recording and
@@ -134,19 +136,46 @@ func copyRenderInput(r renderInput) renderInput {
 }
 
 // routingMemo remembers the routing Service of an engine's generation,
-// which depends on nothing else.
-var routingMemo = newLRU[slot, map[string]any](memoRoutingEntries, 0)
+// which depends on nothing else, with its protobuf form.
+var routingMemo = newLRU[slot, routingEntry](memoRoutingEntries, 0)
+
+// routingEntry is a remembered routing Service; st is nil when obj has no
+// protobuf form.
+type routingEntry struct {
+	obj map[string]any
+	st  *composite.StructTemplate
+}
+
+func routingEntryOf(engine, namespace string, gen int) routingEntry {
+	k := slot{Engine: engine, Namespace: namespace, Gen: gen}
+	e, ok := routingMemo.get(k)
+	if !ok {
+		e.obj = renderRoutingService(engine, namespace, gen)
+		if st, err := structpb.NewStruct(e.obj); err == nil {
+			e.st = composite.NewStructTemplate(st)
+		}
+		routingMemo.put(k, e, 0)
+	}
+	return e
+}
 
 // routingServiceMemo is renderRoutingService, remembered; every caller
 // gets its own copy.
 func routingServiceMemo(engine, namespace string, gen int) map[string]any {
-	k := slot{Engine: engine, Namespace: namespace, Gen: gen}
-	u, ok := routingMemo.get(k)
-	if !ok {
-		u = renderRoutingService(engine, namespace, gen)
-		routingMemo.put(k, runtime.DeepCopyJSON(u), 0)
+	return runtime.DeepCopyJSON(routingEntryOf(engine, namespace, gen).obj)
+}
+
+// routingServiceDesired is the routing Service as a desired resource, as
+// a recording's objects are (see Recording.desired): the remembered
+// object, which nothing downstream writes to, and a copy of its protobuf
+// form for the response alone. It is returned on every call; copying the
+// map and converting it again each time was most of what it cost.
+func routingServiceDesired(engine, namespace string, gen int, ready bool) DesiredObject {
+	e := routingEntryOf(engine, namespace, gen)
+	if e.st == nil {
+		return DesiredObject{Object: runtime.DeepCopyJSON(e.obj), Ready: ready}
 	}
-	return runtime.DeepCopyJSON(u)
+	return DesiredObject{Object: e.obj, Ready: ready, Struct: e.st.Clone()}
 }
 
 // lru is a least-recently-used map bounded by entries and, when maxWeight

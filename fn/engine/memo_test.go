@@ -94,7 +94,7 @@ func checkStructs(t *testing.T, name string, r Recording, structs *generationStr
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(want, structs.bySuffix[suffix], protocmp.Transform()); diff != "" {
+		if diff := cmp.Diff(want, structs.bySuffix[suffix].Struct(), protocmp.Transform()); diff != "" {
 			t.Errorf("%s: the %s object's protobuf form differs from its object, -want, +got:\n%s", name, suffix, diff)
 		}
 	}
@@ -159,6 +159,29 @@ func TestRoutingServiceMemoReturnsACopy(t *testing.T) {
 	}
 	if diff := cmp.Diff(renderRoutingService("memo-routing", "firebolt", 2), RenderRoutingService("memo-routing", "firebolt", 2)); diff != "" {
 		t.Errorf("generation 2, -want, +got:\n%s", diff)
+	}
+}
+
+// TestRoutingServiceDesiredIsTheResponsesOwn: the routing Service a plan
+// returns is what rendering it gives, in both forms, and an edit of one
+// response's Service reaches neither the memo nor a later response.
+func TestRoutingServiceDesiredIsTheResponsesOwn(t *testing.T) {
+	want := renderRoutingService("memo-desired", "firebolt", 1)
+	wantStruct, err := structpb.NewStruct(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := routingServiceDesired("memo-desired", "firebolt", 1, true)
+	a.Struct.GetFields()["spec"].GetStructValue().GetFields()["selector"].GetStructValue().GetFields()[LabelGeneration] = structpb.NewStringValue("9")
+	b := routingServiceDesired("memo-desired", "firebolt", 1, false)
+	if diff := cmp.Diff(wantStruct, b.Struct, protocmp.Transform()); diff != "" {
+		t.Errorf("an edit of an earlier response leaked into a later one, -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff(want, b.Object); diff != "" {
+		t.Errorf("object, -want, +got:\n%s", diff)
+	}
+	if !a.Ready || b.Ready {
+		t.Errorf("readiness: want true then false, got %t then %t", a.Ready, b.Ready)
 	}
 }
 

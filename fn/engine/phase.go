@@ -445,7 +445,7 @@ func (m *machine) pods(gen int) podsState {
 	if rec, ok := m.in.Renderings[gen]; ok && rec.usable() {
 		desired = number(rec.Objects.StatefulSet, "spec", "replicas")
 	} else if obs := m.in.Observed[resourceName(gen, suffixStatefulSet)]; obs != nil {
-		desired = number(obs.Object, "spec", "replicas")
+		desired = obs.number("spec", "replicas")
 	}
 	return statefulSetPods(m.in.Observed[resourceName(gen, suffixStatefulSet)], desired)
 }

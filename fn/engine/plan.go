@@ -5,7 +5,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/resource"
 
@@ -100,7 +99,7 @@ func (m *machine) plan(now time.Time) Plan {
 			case hasRec:
 				p.Resources[name] = rec.desired(structs, s, m.objectReady(gen, s, obs))
 			case obs != nil:
-				p.Resources[name] = DesiredObject{Object: composite.Unchanged(obs.Object), Ready: m.objectReady(gen, s, obs)}
+				p.Resources[name] = DesiredObject{Object: composite.Unchanged(obs.UnstructuredContent()), Ready: m.objectReady(gen, s, obs)}
 				unrecorded = true
 			}
 		}
@@ -110,7 +109,7 @@ func (m *machine) plan(now time.Time) Plan {
 	}
 	if gen, ok := m.routing(); ok {
 		obs := m.in.Observed[RoutingServiceKey]
-		p.Resources[RoutingServiceKey] = DesiredObject{Object: RenderRoutingService(m.in.Engine, m.in.Namespace, gen), Ready: obs != nil}
+		p.Resources[RoutingServiceKey] = routingServiceDesired(m.in.Engine, m.in.Namespace, gen, obs != nil)
 	}
 	if name, u, ok := classUsage(m.in); ok {
 		p.Resources[name] = u
@@ -169,7 +168,7 @@ func valueOf[T any](p *T) T {
 	return *p
 }
 
-func (m *machine) objectReady(gen int, suffix string, obs *unstructured.Unstructured) bool {
+func (m *machine) objectReady(gen int, suffix string, obs *ObservedObject) bool {
 	if suffix == suffixStatefulSet {
 		return m.pods(gen).Ready
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/resource"
 
@@ -38,7 +39,7 @@ func TestOlderGenerationsAreReturnedAsRecorded(t *testing.T) {
 // renderings, so none of it counts.
 func TestApiServerDefaultsAreNotDrift(t *testing.T) {
 	in := stableAt(t, 5, baseSpec())
-	sts := in.Observed[resourceName(5, suffixStatefulSet)]
+	sts := &unstructured.Unstructured{Object: in.Observed[resourceName(5, suffixStatefulSet)].m}
 	sts.SetLabels(map[string]string{"crossplane.io/composite": "demo-x7k2p", LabelEngine: "demo", LabelGeneration: "5"})
 	sts.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "compute.firebolt.io/v1alpha1", Kind: "XFireboltEngine", Name: "demo-x7k2p", UID: "xr-uid"}})
 	sts.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "apiextensions.crossplane.io/composed"}})
@@ -113,10 +114,10 @@ func TestFrozenWithoutClaimLabels(t *testing.T) {
 	}
 	// Without the engine's name no recording can be verified: the live
 	// objects are kept as observed, the recordings stay in status.
-	if diff := cmp.Diff(composite.Unchanged(in.Observed["g1-statefulset"].Object), p.Resources["g1-statefulset"].Object); diff != "" {
+	if diff := cmp.Diff(composite.Unchanged(in.Observed["g1-statefulset"].m), p.Resources["g1-statefulset"].Object); diff != "" {
 		t.Errorf("g1-statefulset should be the sanitised observed object: -want, +got:\n%s", diff)
 	}
-	if diff := cmp.Diff(composite.Unchanged(in.Observed[RoutingServiceKey].Object), p.Resources[RoutingServiceKey].Object); diff != "" {
+	if diff := cmp.Diff(composite.Unchanged(in.Observed[RoutingServiceKey].m), p.Resources[RoutingServiceKey].Object); diff != "" {
 		t.Errorf("service should be the sanitised observed object: -want, +got:\n%s", diff)
 	}
 	st := p.Status

@@ -23,21 +23,21 @@ type podsState struct {
 // its latest spec (status.observedGeneration >= metadata.generation) and
 // readyReplicas == replicas == desired. A StatefulSet of zero replicas is
 // ready once it exists, as the original's vacuous 0/0.
-func statefulSetPods(obs *unstructured.Unstructured, desired int64) podsState {
+func statefulSetPods(obs *ObservedObject, desired int64) podsState {
 	if obs == nil {
 		return podsState{Desired: desired}
 	}
 	s := podsState{
 		Exists:        true,
-		ReadyReplicas: number(obs.Object, "status", "readyReplicas"),
-		Replicas:      number(obs.Object, "status", "replicas"),
+		ReadyReplicas: obs.number("status", "readyReplicas"),
+		Replicas:      obs.number("status", "replicas"),
 		Desired:       desired,
 	}
 	if desired == 0 {
 		s.Ready = true
 		return s
 	}
-	seen := number(obs.Object, "status", "observedGeneration") >= number(obs.Object, "metadata", "generation")
+	seen := obs.number("status", "observedGeneration") >= obs.number("metadata", "generation")
 	s.Ready = seen && s.ReadyReplicas == desired && s.Replicas == desired
 	return s
 }
@@ -50,6 +50,11 @@ func number(obj map[string]any, path ...string) int64 {
 	if !ok || err != nil {
 		return 0
 	}
+	return numberOf(v)
+}
+
+// numberOf is number's reading of one value.
+func numberOf(v any) int64 {
 	switch n := v.(type) {
 	case int64:
 		return n
@@ -68,12 +73,12 @@ func number(obj map[string]any, path ...string) int64 {
 
 // routedGeneration is the generation an observed routing Service selects;
 // -1 when there is none or its selector is not a generation.
-func routedGeneration(obs *unstructured.Unstructured) int {
+func routedGeneration(obs *ObservedObject) int {
 	if obs == nil {
 		return -1
 	}
-	s, ok, err := unstructured.NestedString(obs.Object, "spec", "selector", LabelGeneration)
-	if !ok || err != nil {
+	s, ok := obs.str("spec", "selector", LabelGeneration)
+	if !ok {
 		return -1
 	}
 	g, err := strconv.Atoi(s)

@@ -59,8 +59,10 @@ func TestStatefulSetPods(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, statefulSetPods(tc.obs, tc.desired)); diff != "" {
-				t.Errorf("statefulSetPods: -want, +got:\n%s", diff)
+			for form, obs := range observedForms(t, tc.obs) {
+				if diff := cmp.Diff(tc.want, statefulSetPods(obs, tc.desired)); diff != "" {
+					t.Errorf("statefulSetPods of %s: -want, +got:\n%s", form, diff)
+				}
 			}
 		})
 	}
@@ -84,8 +86,10 @@ func TestRoutedGeneration(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := routedGeneration(tc.obs); got != tc.want {
-				t.Errorf("routedGeneration: want %d, got %d", tc.want, got)
+			for form, obs := range observedForms(t, tc.obs) {
+				if got := routedGeneration(obs); got != tc.want {
+					t.Errorf("routedGeneration of %s: want %d, got %d", form, tc.want, got)
+				}
 			}
 		})
 	}

@@ -80,13 +80,13 @@ type Recording struct {
 // generationStructs are a generation's objects as structpb.NewStruct
 // makes them, by resource-name suffix.
 type generationStructs struct {
-	bySuffix map[string]*structpb.Struct
+	bySuffix map[string]*composite.StructTemplate
 }
 
 // encodeStructs is objs in protobuf form; nil when an object cannot be
 // encoded (then each call converts it, and fails, as it always did).
 func encodeStructs(objs GenerationObjects) *generationStructs {
-	out := &generationStructs{bySuffix: make(map[string]*structpb.Struct, len(generationSuffixes))}
+	out := &generationStructs{bySuffix: make(map[string]*composite.StructTemplate, len(generationSuffixes))}
 	for _, suffix := range generationSuffixes {
 		o := objs.bySuffix(suffix)
 		if o == nil {
@@ -96,7 +96,7 @@ func encodeStructs(objs GenerationObjects) *generationStructs {
 		if err != nil {
 			return nil
 		}
-		out.bySuffix[suffix] = st
+		out.bySuffix[suffix] = composite.NewStructTemplate(st)
 	}
 	return out
 }
@@ -110,7 +110,7 @@ func (r Recording) desired(structs *generationStructs, suffix string, ready bool
 	obj := r.Objects.bySuffix(suffix)
 	if structs != nil {
 		if st := structs.bySuffix[suffix]; st != nil {
-			return DesiredObject{Object: obj, Ready: ready, Struct: composite.CloneStruct(st)}
+			return DesiredObject{Object: obj, Ready: ready, Struct: st.Clone()}
 		}
 	}
 	return DesiredObject{Object: deepCopy(obj), Ready: ready}

@@ -100,7 +100,7 @@ func TestUndecodableRecordingIsNotWrittenBack(t *testing.T) {
 	if diff := cmp.Diff(want, p.Status.Renderings); diff != "" {
 		t.Errorf("renderings: -want, +got:\n%s", diff)
 	}
-	if diff := cmp.Diff(composite.Unchanged(in.Observed["g0-statefulset"].Object), p.Resources["g0-statefulset"].Object); diff != "" {
+	if diff := cmp.Diff(composite.Unchanged(in.Observed["g0-statefulset"].m), p.Resources["g0-statefulset"].Object); diff != "" {
 		t.Errorf("g0-statefulset should be the sanitised observed object: -want, +got:\n%s", diff)
 	}
 }

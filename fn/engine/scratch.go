@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"sync"
+
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 )
 
 // maxScratchBytes bounds the buffers kept for reuse: a rare huge document
@@ -23,6 +25,12 @@ func marshalScratch(v any) ([]byte, func(), error) {
 		if buf.Cap() <= maxScratchBytes {
 			scratch.Put(buf)
 		}
+	}
+	// Unstructured content (a spec, a status) is written directly, the
+	// same bytes without reflection.
+	if b, ok := composite.AppendJSON(buf.AvailableBuffer(), v); ok {
+		buf.Write(append(b, '\n'))
+		return buf.Bytes(), done, nil
 	}
 	// Encode escapes HTML and sorts map keys as Marshal does; it only adds
 	// a newline, which a decoder skips.

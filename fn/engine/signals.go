@@ -95,7 +95,7 @@ func dueWarningLookup(in Inputs) (stuckStatefulSet, bool) {
 	if obs == nil || obs.GetUID() == "" {
 		return stuckStatefulSet{}, false
 	}
-	if number(obs.Object, "status", "replicas") >= int64(in.Spec.Replicas) {
+	if obs.number("status", "replicas") >= int64(in.Spec.Replicas) {
 		return stuckStatefulSet{}, false
 	}
 	return stuckStatefulSet{Name: obs.GetName(), UID: obs.GetUID()}, true

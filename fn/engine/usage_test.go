@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )
@@ -21,7 +20,7 @@ func TestClassUsage(t *testing.T) {
 		return in
 	}
 	observedUsage := func(in Inputs) Inputs {
-		in.Observed[UsageResourceName("big")] = &unstructured.Unstructured{Object: Usage("firebolt", "demo", "big").Object}
+		in.Observed[UsageResourceName("big")] = &ObservedObject{m: Usage("firebolt", "demo", "big").Object}
 		return in
 	}
 	cases := map[string]struct {
@@ -70,7 +69,7 @@ func TestClassUsage(t *testing.T) {
 			reason: "After a switch to another class only the new class's Usage is desired; the old one is deleted.",
 			in: func(t *testing.T) Inputs {
 				in := withClass(t, v1alpha1.EnginePhaseStable, foundClass("big", corev1.PodTemplateSpec{}))
-				in.Observed[UsageResourceName("small")] = &unstructured.Unstructured{Object: Usage("firebolt", "demo", "small").Object}
+				in.Observed[UsageResourceName("small")] = &ObservedObject{m: Usage("firebolt", "demo", "small").Object}
 				return in
 			},
 			want: &DesiredObject{Object: Usage("firebolt", "demo", "big").Object},
@@ -79,7 +78,7 @@ func TestClassUsage(t *testing.T) {
 			reason: "An engine that no longer names a class drops the Usage it had.",
 			in: func(t *testing.T) Inputs {
 				in := stableAt(t, 0, baseSpec())
-				in.Observed[UsageResourceName("big")] = &unstructured.Unstructured{Object: Usage("firebolt", "demo", "big").Object}
+				in.Observed[UsageResourceName("big")] = &ObservedObject{m: Usage("firebolt", "demo", "big").Object}
 				return in
 			},
 		},
