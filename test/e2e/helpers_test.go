@@ -429,6 +429,28 @@ func (s *scenario) functionCalls(composite string) int {
 	return bytes.Count(b, []byte(`"`+composite+`"`))
 }
 
+// callsSince is an until-condition for consistently: true once the
+// function has been called n more times for composite than the calls
+// count given. A resting engine is called only on events (its timer is
+// 30 m), so while the count is short each check gives the composite one
+// event of its own, an annotation the function ignores; a composite that
+// is progressing is called on its timers anyway.
+func (s *scenario) callsSince(composite string, calls, n int) func() bool {
+	poke := 0
+	return func() bool {
+		if s.functionCalls(composite) >= calls+n {
+			return true
+		}
+		poke++
+		ri, err := cp.Resource(harness.XEngineGVK, "")
+		s.must(err)
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{"e2e.firebolt.io/nudge":"%d-%d"}}}`, calls, poke)
+		_, err = ri.Patch(s.ctx, composite, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		s.must(err)
+		return false
+	}
+}
+
 // withHold adds the hold label to the engine's pod template, so the pods of
 // the generation this spec creates stay Pending until released.
 func withHold(t *testing.T, u *unstructured.Unstructured) *unstructured.Unstructured {

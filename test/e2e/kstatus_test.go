@@ -65,7 +65,7 @@ func TestKstatusFollowsTheRollout(t *testing.T) {
 	s.consistently(rolloutTimeout, "the claim Current at its own generation after a composite-only bump", func() (bool, string) {
 		r, u := s.kstatus(eng)
 		return r.Status == status.CurrentStatus && u.GetGeneration() == claimGen, r.Message
-	}, func() bool { return s.functionCalls(xr) >= calls+3 })
+	}, s.callsSince(xr, calls, 3))
 
 	// A blue-green rollout: InProgress from the edit until the old
 	// generation is gone, Current again after.
@@ -109,14 +109,16 @@ func (s *scenario) kstatus(u *unstructured.Unstructured) (*status.Result, *unstr
 func (s *scenario) waitSettledCurrent(u *unstructured.Unstructured, xr string) {
 	s.t.Helper()
 	since := s.functionCalls(xr)
+	enough := s.callsSince(xr, since, 3)
 	s.wait(rolloutTimeout, u.GetKind()+" "+u.GetName()+" Current over three function calls", func(context.Context) (bool, string, error) {
 		r, got := s.kstatus(u)
 		obs, _, _ := unstructured.NestedInt64(got.Object, "status", "observedGeneration")
 		if r.Status != status.CurrentStatus || obs != got.GetGeneration() {
 			since = s.functionCalls(xr)
+			enough = s.callsSince(xr, since, 3)
 			return false, fmt.Sprintf("%s: %s (generation %d, observedGeneration %d)", r.Status, r.Message, got.GetGeneration(), obs), nil
 		}
-		return s.functionCalls(xr) >= since+3, "Current", nil
+		return enough(), "Current", nil
 	})
 }
 
