@@ -72,6 +72,10 @@ type FireboltEngineClassStatus struct {
 	// +listType=set
 	// +optional
 	BoundEngineNames []string `json:"boundEngineNames,omitempty"`
+
+	// LastReconciled is when the status was last written.
+	// +optional
+	LastReconciled *metav1.Time `json:"lastReconciled,omitempty"`
 }
 
 // XFireboltEngineClass is a class of Firebolt engines. Users apply its

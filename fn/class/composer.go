@@ -7,6 +7,7 @@ package class
 
 import (
 	"context"
+	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
@@ -30,10 +31,26 @@ const (
 const ReqUsages = "usages"
 
 // Composer composes XFireboltEngineClass composites.
-type Composer struct{}
+type Composer struct {
+	now func() time.Time
+}
+
+// An Option configures a Composer.
+type Option func(*Composer)
+
+// WithClock replaces the wall clock, for tests.
+func WithClock(now func() time.Time) Option {
+	return func(c *Composer) { c.now = now }
+}
 
 // New returns a Composer.
-func New() *Composer { return &Composer{} }
+func New(o ...Option) *Composer {
+	c := &Composer{now: time.Now}
+	for _, fn := range o {
+		fn(c)
+	}
+	return c
+}
 
 // Compose fills rsp with the class's status.
 func (c *Composer) Compose(_ context.Context, call composite.Call, rsp *fnv1.RunFunctionResponse) error {
@@ -41,7 +58,7 @@ func (c *Composer) Compose(_ context.Context, call composite.Call, rsp *fnv1.Run
 	if err != nil {
 		return err
 	}
-	p := Compute(in, call.Config)
+	p := Compute(in, call.Config, c.now())
 	call.Log.Debug("Composed engine class", "boundEngines", p.Status.BoundEngines, "admissible", p.Ready)
 	return write(call.Req, rsp, p)
 }

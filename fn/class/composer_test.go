@@ -43,6 +43,20 @@ const tooLarge = "spec is 1048647 bytes as JSON, more than the 1048572 a ConfigM
 
 func ptr[T any](v T) *T { return &v }
 
+// now is the composer's clock in these tests, and the lastReconciled it
+// stamps.
+const now = "2026-01-02T03:04:05Z"
+
+func clock() time.Time {
+	t, err := time.Parse(time.RFC3339, now)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func composer() *class.Composer { return class.New(class.WithClock(clock)) }
+
 func xr(template, status string) *structpb.Struct {
 	s := `{
   "apiVersion": "compute.firebolt.io/v1alpha1",
@@ -114,14 +128,21 @@ func specConfigMap(data string, ready bool) *fnv1.Resource {
 		"data": {"spec": ` + string(quoted) + `}}`), Ready: r}
 }
 
+// desired is the desired state of a class whose status is stamped now.
 func desired(observedGeneration int, bound []string, ready fnv1.Ready, cm *fnv1.Resource) *fnv1.State {
+	return desiredAt(now, observedGeneration, bound, ready, cm)
+}
+
+// desiredAt is the desired state of a class whose lastReconciled is stamp.
+func desiredAt(stamp string, observedGeneration int, bound []string, ready fnv1.Ready, cm *fnv1.Resource) *fnv1.State {
 	names, err := json.Marshal(bound)
 	if err != nil || bound == nil {
 		names = []byte("[]")
 	}
 	s := &fnv1.State{Composite: &fnv1.Resource{
-		Resource: resource.MustStructJSON(`{"status": {"observedGeneration": ` + strconv.Itoa(observedGeneration) + `, "boundEngines": ` + strconv.Itoa(len(bound)) + `, "boundEngineNames": ` + string(names) + `}}`),
-		Ready:    ready,
+		Resource: resource.MustStructJSON(`{"status": {"observedGeneration": ` + strconv.Itoa(observedGeneration) + `, "boundEngines": ` + strconv.Itoa(len(bound)) +
+			`, "boundEngineNames": ` + string(names) + `, "lastReconciled": "` + stamp + `"}}`),
+		Ready: ready,
 	}}
 	if cm != nil {
 		s.Resources = map[string]*fnv1.Resource{"spec-configmap": cm}
@@ -283,7 +304,7 @@ func TestRunFunction(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			log := logging.NewNopLogger()
-			f := fn.NewWithComposers(log, map[string]fn.Composer{v1alpha1.XFireboltEngineClassKind: class.New()})
+			f := fn.NewWithComposers(log, map[string]fn.Composer{v1alpha1.XFireboltEngineClassKind: composer()})
 			rsp, err := f.RunFunction(context.Background(), tc.req)
 			if err != nil {
 				t.Fatal(err)
@@ -302,7 +323,7 @@ func TestRunFunction(t *testing.T) {
 // pipeline.
 func TestRunFunctionWithoutClaim(t *testing.T) {
 	log := logging.NewNopLogger()
-	f := fn.NewWithComposers(log, map[string]fn.Composer{v1alpha1.XFireboltEngineClassKind: class.New()})
+	f := fn.NewWithComposers(log, map[string]fn.Composer{v1alpha1.XFireboltEngineClassKind: composer()})
 	req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(
 		`{"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltEngineClass", "metadata": {"name": "standard-9d2kw"}, "spec": {"template": {}},
 		"status": {"observedGeneration": 2, "boundEngines": 1, "boundEngineNames": ["a"]}}`)},
@@ -318,5 +339,77 @@ func TestRunFunctionWithoutClaim(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, rsp, protocmp.Transform()); diff != "" {
 		t.Errorf("a class without claim labels keeps its status and says why: -want, +got:\n%s", diff)
+	}
+}
+
+// TestLastReconciled: the class stamps status.lastReconciled only when its
+// status changes, since every status write is a watch event of the class,
+// and while Crossplane's circuit breaker is open and the stamp is 5m old,
+// since a class at rest causes no event and the breaker closes only on one:
+// the stamp's own write is that event, and ends the 5 s poll.
+func TestLastReconciled(t *testing.T) {
+	at := func(d time.Duration) string { return clock().Add(-d).Format(time.RFC3339) }
+	// rest is the status the class computes from one Usage of etl, with
+	// lastReconciled stamp and, when open, the breaker open.
+	rest := func(stamp string, bound int, open bool) *fnv1.RunFunctionRequest {
+		st := `{"observedGeneration": 2, "boundEngines": ` + strconv.Itoa(bound) + `, "boundEngineNames": ["etl"], "lastReconciled": "` + stamp + `"`
+		if open {
+			st += `, "conditions": [{"type": "Responsive", "status": "False", "reason": "WatchCircuitOpen"}]`
+		}
+		return &fnv1.RunFunctionRequest{
+			Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, st+"}")},
+				Resources: map[string]*fnv1.Resource{"spec-configmap": specConfigMap(admissibleData, false)}},
+			RequiredResources: map[string]*fnv1.Resources{"usages": {Items: []*fnv1.Resource{usage("etl", "standard", false)}},
+				"claim": {Items: []*fnv1.Resource{claim(2, admissibleTemplate)}}},
+		}
+	}
+	cases := map[string]struct {
+		reason string
+		req    *fnv1.RunFunctionRequest
+		stamp  string
+		ttl    time.Duration
+	}{
+		"BreakerOpenAtRestFor5m": {
+			reason: "The breaker is open and the status has not changed for 5m: the class stamps lastReconciled, whose write is the event that closes the breaker.",
+			req:    rest(at(5*time.Minute), 1, true),
+			stamp:  now,
+			ttl:    5 * time.Second,
+		},
+		"BreakerOpenFreshStamp": {
+			reason: "The breaker is open but the status changed less than 5m ago: the stamp stays, so the 5 s poll writes nothing.",
+			req:    rest(at(5*time.Minute-time.Second), 1, true),
+			stamp:  at(5*time.Minute - time.Second),
+			ttl:    5 * time.Second,
+		},
+		"BreakerClosedAtRest": {
+			reason: "With the breaker closed nothing is stamped, however long the class rested.",
+			req:    rest(at(time.Hour), 1, false),
+			stamp:  at(time.Hour),
+			ttl:    30 * time.Minute,
+		},
+		"StatusChanges": {
+			reason: "An engine bound since the last write changes the status: it is stamped now.",
+			req:    rest(at(time.Minute), 0, false),
+			stamp:  now,
+			ttl:    30 * time.Minute,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{v1alpha1.XFireboltEngineClassKind: composer()})
+			rsp, err := f.RunFunction(context.Background(), tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := &fnv1.RunFunctionResponse{
+				Meta:         &fnv1.ResponseMeta{Ttl: durationpb.New(tc.ttl)},
+				Desired:      desiredAt(tc.stamp, 2, []string{"etl"}, fnv1.Ready_READY_TRUE, specConfigMap(admissibleData, true)),
+				Conditions:   cond(fnv1.Status_STATUS_CONDITION_TRUE, "Admissible", "spec.template sets no operator-owned field"),
+				Requirements: requirements(),
+			}
+			if diff := cmp.Diff(want, rsp, protocmp.Transform()); diff != "" {
+				t.Errorf("%s\nRunFunction(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -44,9 +45,13 @@ type Publish struct {
 	Ready            bool
 }
 
-// Compute decides the class's status. It is pure.
-func Compute(in Inputs, cfg v1beta1.Resolved) Plan {
+// Compute decides the class's status at now. It is pure.
+func Compute(in Inputs, cfg v1beta1.Resolved, now time.Time) Plan {
 	p := decide(in, cfg)
+	// The breaker opened by binding many engines stays open at rest until
+	// an event for the class arrives: the reprobe stamp is that event.
+	p.Status.LastReconciled = composite.LastReconciled(in.XR.Status.LastReconciled,
+		!sameStatus(in.XR.Status, p.Status), in.WatchesDropped, now)
 	if in.WatchesDropped {
 		// Every engine bound to the class composes a Usage, and each
 		// Usage is a few watch events of the class (created, finalizer,
@@ -57,6 +62,14 @@ func Compute(in Inputs, cfg v1beta1.Resolved) Plan {
 		p.TTL = min(p.TTL, composite.TTLWatchesDropped)
 	}
 	return p
+}
+
+// sameStatus compares statuses as they are written, ignoring
+// lastReconciled. An absent list of engine names is written as an empty
+// one, and the semantic comparison holds the two the same.
+func sameStatus(a, b v1alpha1.FireboltEngineClassStatus) bool {
+	a.LastReconciled, b.LastReconciled = nil, nil
+	return equality.Semantic.DeepEqual(a, b)
 }
 
 func decide(in Inputs, cfg v1beta1.Resolved) Plan {

@@ -1,6 +1,8 @@
 package class
 
 import (
+	"time"
+
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
@@ -15,12 +17,16 @@ func write(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p Plan) 
 	for i, n := range p.Status.BoundEngineNames {
 		names[i] = n
 	}
+	status := map[string]any{
+		"observedGeneration": p.Status.ObservedGeneration,
+		"boundEngines":       p.Status.BoundEngines,
+		"boundEngineNames":   names,
+	}
+	if t := p.Status.LastReconciled; t != nil {
+		status["lastReconciled"] = t.UTC().Format(time.RFC3339)
+	}
 	r := composite.Response[map[string]any]{
-		Status: map[string]any{
-			"observedGeneration": p.Status.ObservedGeneration,
-			"boundEngines":       p.Status.BoundEngines,
-			"boundEngineNames":   names,
-		},
+		Status:     status,
 		Ready:      p.Ready,
 		Conditions: []composite.Condition{p.Condition},
 		TTL:        p.TTL,

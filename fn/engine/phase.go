@@ -34,15 +34,10 @@ const (
 	// on a later event, and the first call after that reads everything
 	// afresh. So every dropped event is followed by a call.
 	ttlWatchesDropped = composite.TTLWatchesDropped
-	// breakerReprobe: while the breaker stays open, lastReconciled is
-	// stamped once it is this old. Crossplane closes an open breaker only
-	// when an event for the composite arrives after its open duration (5m
-	// by default), and a resting engine causes none: without the stamp it
-	// would keep the 5 s poll until something else changed. The stamp's own
-	// write is that event; made no sooner than 5m after the status last
-	// changed, one or two of them close the breaker at the default open
-	// duration, and at a longer one it costs one write per 5m.
-	breakerReprobe = 5 * time.Minute
+	// breakerReprobe: while the breaker stays open, a resting engine
+	// stamps lastReconciled again once it is this old, so that the write
+	// closes the breaker (composite.LastReconciled).
+	breakerReprobe = composite.BreakerReprobe
 )
 
 // terminalPhase is where a finished rollout rests: stopped for zero

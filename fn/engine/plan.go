@@ -117,7 +117,7 @@ func (m *machine) plan(now time.Time) Plan {
 
 	m.next.Renderings = statusRenderings(keep)
 	m.next.ObservedGeneration = claimgen.Observed(m.in.Status.ObservedGeneration, m.in.Claim, m.inEffect)
-	p.Status = withLastReconciled(m.in.Status, m.next, now)
+	p.Status = withLastReconciled(m.in.Status, m.next, m.in.WatchesDropped, now)
 
 	ready := engineReady(m.readyFacts())
 	p.Conditions = []Condition{ready, instanceReady(m.instance)}
@@ -130,10 +130,6 @@ func (m *machine) plan(now time.Time) Plan {
 	p.Ready = ready.Status == metav1.ConditionTrue
 	if m.in.WatchesDropped {
 		p.TTL = min(p.TTL, ttlWatchesDropped)
-		if lr := p.Status.LastReconciled; lr != nil && now.Sub(lr.Time) >= breakerReprobe {
-			t := metav1.NewTime(now.UTC().Truncate(time.Second))
-			p.Status.LastReconciled = &t
-		}
 	}
 	return p
 }
@@ -199,16 +195,11 @@ func (m *machine) readyFacts() readyFacts {
 	return f
 }
 
-// withLastReconciled stamps lastReconciled when the status changes and
-// keeps it otherwise. A status that changes on every call would be a
-// status write on every call, and every write of the composite makes
-// Crossplane reconcile it again.
-func withLastReconciled(prev, next v1alpha1.FireboltEngineStatus, now time.Time) v1alpha1.FireboltEngineStatus {
-	next.LastReconciled = prev.LastReconciled
-	if next.LastReconciled == nil || !sameStatus(prev, next) {
-		t := metav1.NewTime(now.UTC().Truncate(time.Second))
-		next.LastReconciled = &t
-	}
+// withLastReconciled is next with lastReconciled stamped when the status
+// changes, or to reprobe an open breaker, and kept otherwise
+// (composite.LastReconciled).
+func withLastReconciled(prev, next v1alpha1.FireboltEngineStatus, watchesDropped bool, now time.Time) v1alpha1.FireboltEngineStatus {
+	next.LastReconciled = composite.LastReconciled(prev.LastReconciled, !sameStatus(prev, next), watchesDropped, now)
 	return next
 }
 
@@ -243,7 +234,9 @@ func decodeRecordingsKeepEncoded(rs []v1alpha1.GenerationRendering) map[int]Reco
 // included, is kept unchanged for when the labels are back.
 func frozen(in Inputs, now time.Time) Plan {
 	p := Plan{Resources: composite.KeepObserved(in.Observed), TTL: in.Config.StableTTL}
-	p.Status = withLastReconciled(in.Status, in.Status, now)
+	// Its TTL is not capped while the breaker is open, so there is no poll
+	// for a reprobe to end.
+	p.Status = withLastReconciled(in.Status, in.Status, false, now)
 	p.Conditions = []Condition{composite.ClaimLabelsMissing(TypeEngineReady, in.Composite.Name, "engines", v1alpha1.FireboltEngineKind)}
 	return p
 }
