@@ -37,40 +37,12 @@ func AppendJSON(dst []byte, v any) ([]byte, bool) {
 		if t == nil {
 			return append(dst, "null"...), true
 		}
-		dst = append(dst, '[')
-		for i, e := range t {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var ok bool
-			if dst, ok = AppendJSON(dst, e); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, ']'), true
+		return appendArray(dst, t, AppendJSON)
 	case map[string]any:
 		if t == nil {
 			return append(dst, "null"...), true
 		}
-		var scratch [32]string
-		keys := scratch[:0]
-		for k := range t {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, k)
-			dst = append(dst, ':')
-			var ok bool
-			if dst, ok = AppendJSON(dst, t[k]); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, '}'), true
+		return appendObject(dst, t, AppendJSON)
 	}
 	return dst, false
 }
@@ -87,40 +59,50 @@ func AppendStructJSON(dst []byte, v *structpb.Value) ([]byte, bool) {
 	case *structpb.Value_NumberValue:
 		return appendJSONFloat(dst, k.NumberValue)
 	case *structpb.Value_ListValue:
-		dst = append(dst, '[')
-		for i, e := range k.ListValue.GetValues() {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var ok bool
-			if dst, ok = AppendStructJSON(dst, e); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, ']'), true
+		return appendArray(dst, k.ListValue.GetValues(), AppendStructJSON)
 	case *structpb.Value_StructValue:
-		fields := k.StructValue.GetFields()
-		var scratch [32]string
-		keys := scratch[:0]
-		for f := range fields {
-			keys = append(keys, f)
-		}
-		slices.Sort(keys)
-		dst = append(dst, '{')
-		for i, f := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, f)
-			dst = append(dst, ':')
-			var ok bool
-			if dst, ok = AppendStructJSON(dst, fields[f]); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, '}'), true
+		return appendObject(dst, k.StructValue.GetFields(), AppendStructJSON)
 	}
 	return dst, false
+}
+
+// appendArray appends a JSON array of elems, each written by elem.
+func appendArray[V any](dst []byte, elems []V, elem func([]byte, V) ([]byte, bool)) ([]byte, bool) {
+	dst = append(dst, '[')
+	for i, e := range elems {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var ok bool
+		if dst, ok = elem(dst, e); !ok {
+			return dst, false
+		}
+	}
+	return append(dst, ']'), true
+}
+
+// appendObject appends a JSON object of fields with its keys sorted, as
+// encoding/json writes a map, each value written by elem.
+func appendObject[V any](dst []byte, fields map[string]V, elem func([]byte, V) ([]byte, bool)) ([]byte, bool) {
+	var scratch [32]string
+	keys := scratch[:0]
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, k)
+		dst = append(dst, ':')
+		var ok bool
+		if dst, ok = elem(dst, fields[k]); !ok {
+			return dst, false
+		}
+	}
+	return append(dst, '}'), true
 }
 
 // appendJSONFloat is encoding/json's float64 encoding: the shortest
