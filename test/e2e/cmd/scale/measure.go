@@ -38,8 +38,7 @@ const (
 	startTimeout    = 10 * time.Minute
 	instanceTimeout = 5 * time.Minute
 
-	// pollEvery is how often the waits list the engines: each list of
-	// hundreds of engines costs the API server, so not too often.
+	// pollEvery is how often the waits read the watched engines.
 	pollEvery = 2 * time.Second
 
 	// createWorkers apply the engines at once, as a script running
@@ -88,6 +87,11 @@ func measure(ctx context.Context, cfg config, work string) error {
 	if err := m.prepare(sctx); err != nil {
 		return err
 	}
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	if err := m.watch(wctx); err != nil {
+		return err
+	}
 	rep, err := m.run(ctx)
 	// A run that timed out still reports what it measured: which
 	// component was busy is what a timeout needs explained.
@@ -110,6 +114,9 @@ type meter struct {
 
 	class  *unstructured.Unstructured
 	engine *unstructured.Unstructured
+
+	// The engine claims and their composites, as the watches see them.
+	claims, xrs *watched
 
 	// workload counts the claim applies of the measurement itself (the
 	// engines, the class edit): requests a user would make, so they stay
@@ -183,7 +190,23 @@ func (m *meter) prepare(ctx context.Context) error {
 	})
 }
 
-// run measures the three phases.
+// watch starts the watches the waits read: the engine claims of the
+// measured namespace and their composites.
+func (m *meter) watch(ctx context.Context) error {
+	ri, err := m.c.Resource(harness.EngineGVK, namespace)
+	if err != nil {
+		return err
+	}
+	if m.claims, err = watchResource(ctx, "engine claims", ri, ""); err != nil {
+		return err
+	}
+	if ri, err = m.c.Resource(harness.XEngineGVK, ""); err != nil {
+		return err
+	}
+	m.xrs, err = watchResource(ctx, "engine composites", ri, "crossplane.io/claim-namespace="+namespace)
+	return err
+}
+
 // run measures the three phases. The report it returns holds the phases
 // measured so far also when it fails; a phase that timed out is among them.
 func (m *meter) run(ctx context.Context) (*scale.Report, error) {
@@ -260,7 +283,7 @@ func (m *meter) run(ctx context.Context) (*scale.Report, error) {
 	}
 	// Still stable after the idle time: an engine that moved while idle
 	// would make the idle figures a rollout's.
-	if seen, ok, err := m.stable(ctx, active); err != nil || !ok {
+	if seen, ok, err := m.stable(active); err != nil || !ok {
 		return rep, errors.Errorf("engines left stable while idle: %s (%v)", seen, err)
 	}
 	return rep, nil
@@ -281,7 +304,7 @@ func (m *meter) waitSteady(ctx context.Context) (string, error) {
 		if err := m.running(); err != nil {
 			return "", err
 		}
-		cs, err := m.composites(ctx)
+		cs, err := m.composites()
 		if err == nil {
 			ok, why := scale.Steady(cs, time.Now(), m.cfg.quiet)
 			if ok {
@@ -304,19 +327,14 @@ func (m *meter) waitSteady(ctx context.Context) (string, error) {
 	}
 }
 
-// composites lists the engine composites of the measured namespace.
-func (m *meter) composites(ctx context.Context) ([]scale.Composite, error) {
-	ri, err := m.c.Resource(harness.XEngineGVK, "")
+// composites reads the engine composites of the measured namespace.
+func (m *meter) composites() ([]scale.Composite, error) {
+	xrs, err := m.xrs.items()
 	if err != nil {
 		return nil, err
 	}
-	l, err := ri.List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/claim-namespace=" + namespace})
-	if err != nil {
-		return nil, err
-	}
-	cs := make([]scale.Composite, 0, len(l.Items))
-	for i := range l.Items {
-		u := &l.Items[i]
+	cs := make([]scale.Composite, 0, len(xrs))
+	for _, u := range xrs {
 		c := scale.Composite{Name: u.GetName()}
 		if s, _, _ := unstructured.NestedString(u.Object, "status", "lastReconciled"); s != "" {
 			if c.LastReconciled, err = time.Parse(time.RFC3339, s); err != nil {
@@ -444,7 +462,7 @@ func (m *meter) waitStable(ctx context.Context, timeout time.Duration, what stri
 		if err := m.running(); err != nil {
 			return nil, err
 		}
-		active, ok, s, err := m.check(ctx, after)
+		active, ok, s, err := m.check(after)
 		if s != "" {
 			seen = s
 		}
@@ -464,26 +482,21 @@ func (m *meter) waitStable(ctx context.Context, timeout time.Duration, what stri
 }
 
 // stable looks once.
-func (m *meter) stable(ctx context.Context, after map[string]int64) (string, bool, error) {
-	_, ok, seen, err := m.check(ctx, after)
+func (m *meter) stable(after map[string]int64) (string, bool, error) {
+	_, ok, seen, err := m.check(after)
 	return seen, ok, err
 }
 
-// check lists the engines once and tells whether all are stable.
-func (m *meter) check(ctx context.Context, after map[string]int64) (map[string]int64, bool, string, error) {
-	ri, err := m.c.Resource(harness.EngineGVK, namespace)
-	if err != nil {
-		return nil, false, "", err
-	}
-	l, err := ri.List(ctx, metav1.ListOptions{})
+// check reads the engines once and tells whether all are stable.
+func (m *meter) check(after map[string]int64) (map[string]int64, bool, string, error) {
+	claims, err := m.claims.items()
 	if err != nil {
 		return nil, false, "", err
 	}
 	active := map[string]int64{}
 	phases := map[string]int{}
 	var notYet []string
-	for i := range l.Items {
-		u := &l.Items[i]
+	for _, u := range claims {
 		e := readEngine(u)
 		active[u.GetName()] = e.active
 		done := e.stable() && (after == nil || e.active > after[u.GetName()])
@@ -503,11 +516,11 @@ func (m *meter) check(ctx context.Context, after map[string]int64) (map[string]i
 		notYet = append(notYet[:3], fmt.Sprintf("and %d more", len(notYet)-3))
 	}
 	m.lastStable = phases["stable"]
-	seen := fmt.Sprintf("%d of %d engines exist; %s", len(l.Items), m.cfg.engines, summarize(phases))
+	seen := fmt.Sprintf("%d of %d engines exist; %s", len(claims), m.cfg.engines, summarize(phases))
 	if len(notYet) > 0 {
 		seen += "; not done: " + strings.Join(notYet, "; ")
 	}
-	return active, len(l.Items) == m.cfg.engines && len(notYet) == 0, seen, nil
+	return active, len(claims) == m.cfg.engines && len(notYet) == 0, seen, nil
 }
 
 func summarize(phases map[string]int) string {
