@@ -2,6 +2,7 @@ package engine
 
 import (
 	"container/list"
+	"encoding/json"
 	"reflect"
 	"sync"
 
@@ -28,12 +29,15 @@ import (
 // part of a thousand engines (beyond that the least recently used are
 // decoded again), and hostile recordings near maxRecordingBytes cannot pin
 // memory: at most memoRecordingBytes in all, and no entry above a
-// sixteenth of it, is kept. The render memo holds a spec and a hash per
-// entry, the routing memo one small Service.
+// sixteenth of it, is kept. The render memo holds a spec (with its
+// class's) and a hash per entry, weighed by their JSON: a spec near the
+// API server's object limit must not be pinned four thousand times. The
+// routing memo holds one small Service per entry.
 const (
 	memoRecordingEntries = 4096
 	memoRecordingBytes   = 8 << 20
 	memoRenderEntries    = 4096
+	memoRenderBytes      = 8 << 20
 	memoRoutingEntries   = 4096
 )
 
@@ -104,7 +108,7 @@ func recordedStructs(engine, namespace string, ps v1beta1.PodSecurity, rec Recor
 }
 
 // renderMemo remembers the hash a renderInput renders to.
-var renderMemo = newLRU[slot, renderEntry](memoRenderEntries, 0)
+var renderMemo = newLRU[slot, renderEntry](memoRenderEntries, memoRenderBytes)
 
 type renderEntry struct {
 	in   renderInput
@@ -120,8 +124,28 @@ func renderedHash(r renderInput) string {
 		return e.hash
 	}
 	h := record(r.Gen, renderGeneration(r)).Hash
-	renderMemo.put(k, renderEntry{in: copyRenderInput(r), hash: h}, 0)
+	if w, ok := renderInputWeight(r, memoRenderBytes/16); ok {
+		renderMemo.put(k, renderEntry{in: copyRenderInput(r), hash: h}, w)
+	}
 	return h
+}
+
+// renderInputWeight is what an entry for r pins, counted as the JSON of
+// its parts that callers can make large (the spec, the class, the custom
+// configuration) times two for the typed copy; ok is false when that is
+// more than limit, or a part does not encode, and then r is not kept.
+func renderInputWeight(r renderInput, limit int) (int, bool) {
+	w := 0
+	for _, part := range []any{r.Spec, r.Class, r.CustomConfig} {
+		b, err := json.Marshal(part)
+		if err != nil {
+			return 0, false
+		}
+		if w += 2 * len(b); w > limit {
+			return 0, false
+		}
+	}
+	return w, true
 }
 
 // copyRenderInput copies r so that an entry never aliases a caller's
@@ -234,6 +258,13 @@ func (c *lru[K, V]) remove(e *list.Element) {
 	it := c.order.Remove(e).(*lruItem[K, V])
 	delete(c.items, it.key)
 	c.weight -= it.weight
+}
+
+// weighs is the sum of the weights held.
+func (c *lru[K, V]) weighs() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.weight
 }
 
 func (c *lru[K, V]) len() int {

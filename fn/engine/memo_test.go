@@ -185,6 +185,47 @@ func TestRoutingServiceDesiredIsTheResponsesOwn(t *testing.T) {
 	}
 }
 
+// TestRenderMemoBoundsItsBytes: the render memo keeps a copy of every
+// spec it answers for, so what it pins is bounded in bytes, not only in
+// entries, and a spec too large to keep is answered without being kept.
+func TestRenderMemoBoundsItsBytes(t *testing.T) {
+	input := func(name string, configBytes int) renderInput {
+		return renderInput{
+			Engine: name, Namespace: "memo-bytes", Gen: 1,
+			Spec:         v1alpha1.FireboltEngineSpec{InstanceRef: "inst", Replicas: 1},
+			InstanceID:   "01JBCDEFGHJKMNPQRSTVWXYZ00",
+			CustomConfig: map[string]any{"note": strings.Repeat("x", configBytes)},
+			Images:       v1beta1.Images{Engine: "engine:1", Metadata: "metadata:1"},
+		}
+	}
+	held := func(r renderInput) bool {
+		_, ok := renderMemo.get(slot{Engine: r.Engine, Namespace: r.Namespace, Gen: r.Gen})
+		return ok
+	}
+
+	huge := input("memo-bytes-huge", memoRenderBytes/16)
+	if got, want := renderedHash(huge), record(huge.Gen, renderGeneration(huge)).Hash; got != want {
+		t.Errorf("a spec too large to keep: memo answered %s, a fresh rendering hashes to %s", got, want)
+	}
+	if held(huge) {
+		t.Errorf("the memo kept a spec of over %d bytes, more than a sixteenth of its %d-byte bound", memoRenderBytes/16, memoRenderBytes)
+	}
+
+	// Twice the bound in entries of a 64th of it each: the memo must have
+	// evicted, and the last one put is held.
+	var last renderInput
+	for i := range 128 {
+		last = input(fmt.Sprintf("memo-bytes-%03d", i), memoRenderBytes/128)
+		renderedHash(last)
+	}
+	if w := renderMemo.weighs(); w > memoRenderBytes {
+		t.Errorf("the render memo weighs %d bytes, bound %d", w, memoRenderBytes)
+	}
+	if !held(last) {
+		t.Errorf("the render memo does not hold the entry put last")
+	}
+}
+
 func TestLRUBounds(t *testing.T) {
 	cases := map[string]struct {
 		maxEntries, maxWeight int
