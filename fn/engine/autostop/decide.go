@@ -70,9 +70,11 @@ type Decision struct {
 //
 // Only in the stable and stopped phases, as the original's runner: scaling
 // in the middle of a rollout would fight the blue-green flow. In any other
-// phase the previous status is kept. A call without a sample cannot tell
-// activity from quiet, so rows 5, 6, 8 and 9 do not apply to it: it keeps
-// the previous sample's reason and never idles.
+// phase the previous status is kept. A call without a sample (see
+// NotSampled) cannot tell activity from quiet: below row 4 it anchors a
+// missing idle clock (row 7), otherwise keeps the previous sample's reason
+// and clock (ActivityObserved when the previous reason came from another
+// row), and never idles.
 //
 // The error is an invalid spec that admission would have refused.
 func Decide(in Input) (Decision, error) {

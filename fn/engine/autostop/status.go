@@ -23,6 +23,8 @@ func (r Reason) fromSample() bool {
 	switch r {
 	case ReasonScrapeFailed, ReasonActivityObserved, ReasonInitializing, ReasonIdle:
 		return true
+	case ReasonDisabled, ReasonWakeRequested, ReasonScheduleActive, ReasonStopped:
+		return false
 	}
 	return false
 }
