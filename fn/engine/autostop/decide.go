@@ -94,10 +94,13 @@ func Decide(in Input) (Decision, error) {
 		return Decision{}, err
 	}
 
+	// Auto-stop owns the count once it has decided one; until then (never
+	// enabled, or disabled until now) it starts from the claim's
+	// spec.replicas, which the same edit that enabled it may have changed.
+	// A count out of range was not written by Decide and is not trusted.
 	current := in.SpecReplicas
-	if r := in.Previous.Replicas; r != nil && *r >= 0 && *r <= v1alpha1.MaxEngineReplicas {
-		// Auto-stop owns the count once it has decided one. A count out of
-		// range was not written by Decide; it is not trusted.
+	if r := in.Previous.Replicas; r != nil && *r >= 0 && *r <= v1alpha1.MaxEngineReplicas &&
+		in.Previous.Reason != "" && in.Previous.Reason != ReasonDisabled {
 		current = *r
 	}
 	next := in.Previous

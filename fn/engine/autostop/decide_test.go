@@ -222,6 +222,17 @@ func TestDecide(t *testing.T) {
 			want:   Decision{Status: Status{Replicas: i32(2), Reason: ReasonInitializing, LastActivityTime: &now}, RequeueAfter: time.Minute},
 		},
 
+		"EnablingStartsFromSpecReplicas": {
+			reason: "A count recorded while disabled is the claim's old spec.replicas: enabling starts from the current one.",
+			in:     Input{Spec: enabled(), SpecReplicas: 4, Previous: Status{Replicas: i32(2), Reason: ReasonDisabled}, Activity: Observed(0), Phase: v1alpha1.EnginePhaseStable, Now: now},
+			want:   Decision{Status: Status{Replicas: i32(4), Reason: ReasonInitializing, LastActivityTime: &now}, RequeueAfter: time.Minute},
+		},
+		"AutoStopOwnsTheCount": {
+			reason: "Once auto-stop has decided a count, a different spec.replicas does not change it.",
+			in:     Input{Spec: enabled(), SpecReplicas: 4, Previous: running(0, ReasonIdle, ago(time.Hour)), Phase: v1alpha1.EnginePhaseStopped, Now: now},
+			want:   Decision{Status: running(0, ReasonStopped, ago(time.Hour)), RequeueAfter: time.Minute},
+		},
+
 		// Row 8: idle.
 		"IdleAtTimeout": {
 			reason: "Quiet for exactly idleTimeout (default 30m) scales to idleReplicas (default 0).",
