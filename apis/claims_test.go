@@ -241,6 +241,30 @@ func TestEngineClaims(t *testing.T) {
 			reason: "The minimum itself is accepted.",
 			kind:   kind, obj: e(setf("spec.drainCheckInterval", "1s")),
 		},
+		"AutoStopPollIntervalBelowOneSecond": {
+			reason: "Every poll is a function call and a scrape of every pod; more than one a second per engine is refused, as for drainCheckInterval.",
+			kind:   kind, obj: e(setf("spec.autoStop", map[string]any{"activeReplicas": int64(1), "pollInterval": "999ms"})),
+			errors: []string{`spec.autoStop.pollInterval: Invalid value: "999ms": must be a duration of at least 1s, such as 5s or 1m30s`},
+		},
+		"AutoStopPollIntervalOneSecond": {
+			reason: "The minimum itself is accepted.",
+			kind:   kind, obj: e(setf("spec.autoStop", map[string]any{"activeReplicas": int64(1), "pollInterval": "1s"})),
+		},
+		"AutoStopIdleTimeoutZero": {
+			reason: "An engine cannot be idle for no time.",
+			kind:   kind, obj: e(setf("spec.autoStop", map[string]any{"activeReplicas": int64(1), "idleTimeout": "0s"})),
+			errors: []string{`spec.autoStop.idleTimeout: Invalid value: "0s": must be a positive duration such as 5s or 1m30s`},
+		},
+		"AutoStopWindowNotATime": {
+			reason: "Windows are HH:MM.",
+			kind:   kind, obj: e(setf("spec.autoStop", map[string]any{"activeReplicas": int64(1), "schedule": []any{map[string]any{"start": "24:00", "end": "08:00"}}})),
+			errors: []string{`spec.autoStop.schedule[0].start: Invalid value: "24:00": spec.autoStop.schedule[0].start in body should match '^([01]\d|2[0-3]):[0-5]\d$'`},
+		},
+		"AutoStopWindowUnknownDay": {
+			reason: "Days are the original's three-letter names.",
+			kind:   kind, obj: e(setf("spec.autoStop", map[string]any{"activeReplicas": int64(1), "schedule": []any{map[string]any{"start": "22:00", "end": "02:00", "days": []any{"Monday"}}}})),
+			errors: []string{`spec.autoStop.schedule[0].days[0]: Unsupported value: "Monday": supported values: "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"`},
+		},
 		"WrongFieldType": {
 			reason: "A wrong field type is a schema error.",
 			kind:   kind, obj: e(setf("spec.replicas", "two")),

@@ -110,9 +110,10 @@ type AutoStopSpec struct {
 	// +optional
 	IdleTimeout *metav1.Duration `json:"idleTimeout,omitempty"`
 
-	// PollInterval is how often activity is observed.
+	// PollInterval is how often activity is observed, at least 1s: each
+	// poll is a function call and a scrape of every pod.
 	// +kubebuilder:default="1m"
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be a positive duration such as 5s or 1m30s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="must be a duration of at least 1s, such as 5s or 1m30s"
 	// +optional
 	PollInterval *metav1.Duration `json:"pollInterval,omitempty"`
 
@@ -121,17 +122,20 @@ type AutoStopSpec struct {
 	Schedule []AutoStopWindow `json:"schedule,omitempty"`
 }
 
-// AutoStopWindow is a daily window during which an engine stays active.
+// AutoStopWindow is a daily UTC window during which an engine stays at
+// activeReplicas: in at start, out at end. An end before the start crosses
+// midnight, and the part after midnight belongs to the start's day; an end
+// equal to the start is an empty window.
 type AutoStopWindow struct {
-	// Start of the window, HH:MM.
+	// Start of the window, HH:MM in UTC.
 	// +kubebuilder:validation:Pattern=`^([01]\d|2[0-3]):[0-5]\d$`
 	Start string `json:"start"`
 
-	// End of the window, HH:MM.
+	// End of the window, HH:MM in UTC; not included.
 	// +kubebuilder:validation:Pattern=`^([01]\d|2[0-3]):[0-5]\d$`
 	End string `json:"end"`
 
-	// Days on which the window applies; every day when empty.
+	// Days on which the window starts, in UTC; every day when empty.
 	// +optional
 	Days []Weekday `json:"days,omitempty"`
 }
