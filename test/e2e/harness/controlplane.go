@@ -33,6 +33,9 @@ const (
 // carries the label the example engine class selects.
 const NodeName = "kwok-node-0"
 
+// NodePods is how many pods NodeName holds.
+const NodePods = 2000
+
 // startControlPlane starts etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler and KWOK, registers a simulated node, and waits until each
 // is serving.
@@ -184,10 +187,13 @@ func (c *Cluster) waitHTTP(ctx context.Context, what, url string, client *http.C
 // until the node is Ready and the default ServiceAccount exists (pods are
 // refused before it does).
 func (c *Cluster) addNode(ctx context.Context) error {
+	// Room for NodePods pods of the example engine class (2 CPU, 8 GiB
+	// each), so that make scale's largest N can hold two generations of
+	// every engine at once, as a class edit needs.
 	big := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("1000"),
-		corev1.ResourceMemory: resource.MustParse("4Ti"),
-		corev1.ResourcePods:   resource.MustParse("1000"),
+		corev1.ResourceCPU:    *resource.NewQuantity(2*NodePods, resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(8<<30*NodePods, resource.BinarySI),
+		corev1.ResourcePods:   *resource.NewQuantity(NodePods, resource.DecimalSI),
 	}
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{

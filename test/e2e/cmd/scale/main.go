@@ -44,8 +44,8 @@ type config struct {
 }
 
 // maxEngines bounds N: every engine is a pod on the one simulated node,
-// which holds 1,000 (harness.NodeName's capacity), and while an engine
-// rolls it has the pods of two generations.
+// which holds harness.NodePods, and while an engine rolls it has the pods
+// of two generations (the instance's pods need room too).
 const maxEngines = 900
 
 func main() {
