@@ -10,12 +10,28 @@ func TestSteady(t *testing.T) {
 	quiet := 30 * time.Second
 	cases := map[string]struct {
 		cs   []Composite
+		w    *Workload // one StatefulSet each, none terminating, when nil
 		want bool
 		why  string
 	}{
 		"all rested": {
 			cs:   []Composite{{Name: "a", LastReconciled: now.Add(-time.Minute)}, {Name: "b", LastReconciled: now.Add(-40 * time.Second)}},
-			want: true, why: "2 composites; last status change 40s before",
+			want: true, why: "2 composites; last status change 40s before; 2 engine StatefulSets, none terminating",
+		},
+		"an old generation still being deleted": {
+			cs:  []Composite{{Name: "a", LastReconciled: now.Add(-time.Minute)}, {Name: "b", LastReconciled: now.Add(-40 * time.Second)}},
+			w:   &Workload{StatefulSets: 3, Terminating: 2},
+			why: "3 engine StatefulSets for 2 engines, 2 StatefulSets and pods terminating",
+		},
+		"an old generation's last pod still terminating": {
+			cs:  []Composite{{Name: "a", LastReconciled: now.Add(-time.Minute)}},
+			w:   &Workload{StatefulSets: 1, Terminating: 1},
+			why: "1 engine StatefulSets for 1 engines, 1 StatefulSets and pods terminating",
+		},
+		"an engine without its StatefulSet": {
+			cs:  []Composite{{Name: "a", LastReconciled: now.Add(-time.Minute)}, {Name: "b", LastReconciled: now.Add(-time.Minute)}},
+			w:   &Workload{StatefulSets: 1},
+			why: "1 engine StatefulSets for 2 engines, 0 StatefulSets and pods terminating",
 		},
 		"a status changed just now": {
 			cs:  []Composite{{Name: "a", LastReconciled: now.Add(-time.Minute)}, {Name: "b", LastReconciled: now.Add(-29 * time.Second)}},
@@ -35,7 +51,11 @@ func TestSteady(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, why := Steady(tc.cs, now, quiet)
+			w := Workload{StatefulSets: len(tc.cs)}
+			if tc.w != nil {
+				w = *tc.w
+			}
+			got, why := Steady(tc.cs, w, len(tc.cs), now, quiet)
 			if got != tc.want || why != tc.why {
 				t.Errorf("Steady(...) = %v, %q; want %v, %q", got, why, tc.want, tc.why)
 			}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go/errors"
 
+	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 	"github.com/firebolt-db/firebolt-crossplane/test/e2e/harness"
 	"github.com/firebolt-db/firebolt-crossplane/test/scale"
 )
@@ -115,8 +117,9 @@ type meter struct {
 	class  *unstructured.Unstructured
 	engine *unstructured.Unstructured
 
-	// The engine claims and their composites, as the watches see them.
-	claims, xrs *watched
+	// The engine claims, their composites, and the engines' StatefulSets
+	// and pods, as the watches see them.
+	claims, xrs, sets, pods *watched
 
 	// workload counts the claim applies of the measurement itself (the
 	// engines, the class edit): requests a user would make, so they stay
@@ -203,8 +206,35 @@ func (m *meter) watch(ctx context.Context) error {
 	if ri, err = m.c.Resource(harness.XEngineGVK, ""); err != nil {
 		return err
 	}
-	m.xrs, err = watchResource(ctx, "engine composites", ri, "crossplane.io/claim-namespace="+namespace)
+	if m.xrs, err = watchResource(ctx, "engine composites", ri, "crossplane.io/claim-namespace="+namespace); err != nil {
+		return err
+	}
+	if m.sets, err = watchResource(ctx, "engine StatefulSets", m.c.Dyn.Resource(appsv1.SchemeGroupVersion.WithResource("statefulsets")).Namespace(namespace), contract.LabelEngine); err != nil {
+		return err
+	}
+	m.pods, err = watchResource(ctx, "engine pods", m.c.Dyn.Resource(corev1.SchemeGroupVersion.WithResource("pods")).Namespace(namespace), contract.LabelEngine)
 	return err
+}
+
+// engineWorkload counts the engines' StatefulSets, and what of them and of
+// their pods is being deleted.
+func (m *meter) engineWorkload() (scale.Workload, error) {
+	var w scale.Workload
+	sets, err := m.sets.items()
+	if err != nil {
+		return w, err
+	}
+	pods, err := m.pods.items()
+	if err != nil {
+		return w, err
+	}
+	w.StatefulSets = len(sets)
+	for _, u := range append(sets, pods...) {
+		if u.GetDeletionTimestamp() != nil {
+			w.Terminating++
+		}
+	}
+	return w, nil
 }
 
 // run measures the three phases. The report it returns holds the phases
@@ -305,8 +335,12 @@ func (m *meter) waitSteady(ctx context.Context) (string, error) {
 			return "", err
 		}
 		cs, err := m.composites()
+		var w scale.Workload
 		if err == nil {
-			ok, why := scale.Steady(cs, time.Now(), m.cfg.quiet)
+			w, err = m.engineWorkload()
+		}
+		if err == nil {
+			ok, why := scale.Steady(cs, w, m.cfg.engines, time.Now(), m.cfg.quiet)
 			if ok {
 				m.logf("steady state after %s: %s", time.Since(start).Round(time.Second), why)
 				return why, nil
