@@ -194,7 +194,8 @@ func (m *meter) prepare(ctx context.Context) error {
 }
 
 // watch starts the watches the waits read: the engine claims of the
-// measured namespace and their composites.
+// measured namespace, their composites, and the engines' StatefulSets and
+// pods.
 func (m *meter) watch(ctx context.Context) error {
 	ri, err := m.c.Resource(harness.EngineGVK, namespace)
 	if err != nil {
