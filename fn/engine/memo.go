@@ -23,22 +23,35 @@ import (
 // everything the answer depends on equals, exactly, what the entry was
 // computed from: a memo can miss, never answer for other inputs.
 
-// Bounds of the memos. An entry's weight is the recording's encoded form
-// plus the JSON it decompresses to: a rendered generation weighs under
-// 10 KiB, so the recording memo holds the live generations of the better
-// part of a thousand engines (beyond that the least recently used are
-// decoded again), and hostile recordings near maxRecordingBytes cannot pin
-// memory: at most memoRecordingBytes in all, and no entry above a
-// sixteenth of it, is kept. The render memo holds a spec (with its
-// class's) and a hash per entry, weighed by their JSON: a spec near the
-// API server's object limit must not be pinned four thousand times. The
-// routing memo holds one small Service per entry.
+// Bounds of the memos, in bytes of heap an entry pins (its weight), so
+// that the function's memory stops growing with the number of engines
+// once the memos are full, and hostile recordings or specs near the API
+// server's object limit cannot pin more: at most the bound in all, and
+// no entry above a sixteenth of it, is kept. A recording entry holds its
+// objects twice, decoded into maps and in protobuf form, plus the encoded
+// string it is compared with: measured, 50 KB of heap for a two-replica
+// generation whose JSON is 3.6 KB (TestMemoWeightsCoverTheirHeap), so it
+// weighs recordingHeapPerJSONByte times its JSON. At that weight the
+// recording memo holds about three hundred such generations; beyond them
+// the least recently used are decoded again, which costs a call about
+// half a millisecond. The render memo holds a typed copy of a spec (with
+// its class's) and a hash per entry; the routing memo one small Service.
 const (
 	memoRecordingEntries = 4096
-	memoRecordingBytes   = 8 << 20
+	memoRecordingBytes   = 16 << 20
 	memoRenderEntries    = 4096
 	memoRenderBytes      = 8 << 20
 	memoRoutingEntries   = 4096
+
+	recordingHeapPerJSONByte = 16
+	renderHeapPerJSONByte    = 2
+	// recordingEntryOverhead is what a recording entry costs beyond its
+	// contents: the list element, the map slot, the key and the hash.
+	recordingEntryOverhead = 256
+	// renderEntryOverhead is what a render entry costs whatever its spec:
+	// the typed spec's many fields and the copied input (2.2 KB measured
+	// for a spec whose JSON is 0.5 KB).
+	renderEntryOverhead = 2 << 10
 )
 
 // slot is where a memo entry lives: one generation of one engine.
@@ -70,7 +83,10 @@ func decodeRecordingMemo(engine, namespace string, ps v1beta1.PodSecurity, r v1a
 		return e.rec
 	}
 	rec, size := decodeRecordingSized(engine, namespace, ps, r)
-	if size > memoRecordingBytes/16 {
+	// The weight is in proportion to the JSON the objects were decoded
+	// from, not to the encoded form: gzip can make the JSON far larger.
+	weight := recordingEntryOverhead + len(r.Objects) + recordingHeapPerJSONByte*size
+	if weight > memoRecordingBytes/16 {
 		// Not kept (see lru.put): encoding it for the response once more
 		// would be wasted work.
 		return rec
@@ -79,11 +95,7 @@ func decodeRecordingMemo(engine, namespace string, ps v1beta1.PodSecurity, r v1a
 	if rec.usable() {
 		structs = encodeStructs(rec.Objects)
 	}
-	// The weight is what the entry pins: the encoded form it is compared
-	// with and the JSON its objects were decoded from, twice over for the
-	// decoded and the protobuf objects (both are in proportion to it;
-	// gzip can make that far more than the encoded form).
-	recordingMemo.put(k, recordingEntry{ps: *ps.DeepCopy(), hash: r.Hash, encoded: r.Objects, rec: rec, structs: structs}, len(r.Objects)+2*size)
+	recordingMemo.put(k, recordingEntry{ps: *ps.DeepCopy(), hash: r.Hash, encoded: r.Objects, rec: rec, structs: structs}, weight)
 	return rec
 }
 
@@ -130,18 +142,18 @@ func renderedHash(r renderInput) string {
 	return h
 }
 
-// renderInputWeight is what an entry for r pins, counted as the JSON of
-// its parts that callers can make large (the spec, the class, the custom
-// configuration) times two for the typed copy; ok is false when that is
-// more than limit, or a part does not encode, and then r is not kept.
+// renderInputWeight is what an entry for r pins, counted from the JSON
+// of its parts that callers can make large (the spec, the class, the
+// custom configuration); ok is false when that is more than limit, or a
+// part does not encode, and then r is not kept.
 func renderInputWeight(r renderInput, limit int) (int, bool) {
-	w := 0
+	w := renderEntryOverhead
 	for _, part := range []any{r.Spec, r.Class, r.CustomConfig} {
 		b, err := json.Marshal(part)
 		if err != nil {
 			return 0, false
 		}
-		if w += 2 * len(b); w > limit {
+		if w += renderHeapPerJSONByte * len(b); w > limit {
 			return 0, false
 		}
 	}
@@ -258,6 +270,15 @@ func (c *lru[K, V]) remove(e *list.Element) {
 	it := c.order.Remove(e).(*lruItem[K, V])
 	delete(c.items, it.key)
 	c.weight -= it.weight
+}
+
+// clear drops every entry.
+func (c *lru[K, V]) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.order.Init()
+	clear(c.items)
+	c.weight = 0
 }
 
 // weighs is the sum of the weights held.

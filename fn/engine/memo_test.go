@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
@@ -224,6 +226,65 @@ func TestRenderMemoBoundsItsBytes(t *testing.T) {
 	if !held(last) {
 		t.Errorf("the render memo does not hold the entry put last")
 	}
+}
+
+// TestMemoWeightsCoverTheirHeap: what an entry is charged is at least the
+// heap it pins, so a memo's byte bound bounds the function's memory. The
+// recording memo once charged a fifth of it (8.9 KB for 50 KB).
+func TestMemoWeightsCoverTheirHeap(t *testing.T) {
+	const n = 200
+	heapOf := func(fill func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		fill()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if after.HeapAlloc < before.HeapAlloc {
+			return 0
+		}
+		return after.HeapAlloc - before.HeapAlloc
+	}
+	check := func(name string, c interface {
+		weighs() int
+		clear()
+	}, fill func()) {
+		// Empty, so that no entry is evicted while the new ones are put.
+		c.clear()
+		w0 := c.weighs()
+		heap := heapOf(fill)
+		charged := c.weighs() - w0
+		t.Logf("%s: %d entries pin %d bytes of heap (%d each), charged %d (%d each)", name, n, heap, heap/n, charged, charged/n)
+		if charged <= 0 || heap > uint64(charged) {
+			t.Errorf("%s: %d entries pin %d bytes of heap but are charged %d: the memo's byte bound does not bound its memory", name, n, heap, charged)
+		}
+	}
+
+	in := testInputs(t, "stable", 0, 0)
+	in.Spec.Template = &corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"team": "analytics"}, Annotations: map[string]string{"note": strings.Repeat("n", 256)}},
+		Spec:       corev1.PodSpec{Tolerations: []corev1.Toleration{{Key: "pool", Operator: corev1.TolerationOpEqual, Value: "firebolt", Effect: corev1.TaintEffectNoSchedule}}},
+	}
+	renderings := make([]v1alpha1.GenerationRendering, n)
+	inputs := make([]renderInput, n)
+	for i := range n {
+		in.Engine = fmt.Sprintf("memo-heap-%03d", i)
+		rec := renderFor(in, 0, in.Spec)
+		renderings[i] = v1alpha1.GenerationRendering{Generation: 0, Hash: rec.Hash, Objects: rec.Encoded}
+		inputs[i] = newMachine(in, Signals{}).renderInput(0)
+	}
+	check("recording memo", recordingMemo, func() {
+		for i := range n {
+			if rec := decodeRecordingMemo(inputs[i].Engine, in.Namespace, in.Config.PodSecurity, renderings[i]); !rec.usable() {
+				t.Fatalf("recording %d not usable: %v", i, rec.Err)
+			}
+		}
+	})
+	check("render memo", renderMemo, func() {
+		for i := range n {
+			renderedHash(inputs[i])
+		}
+	})
 }
 
 func TestLRUBounds(t *testing.T) {
