@@ -181,7 +181,7 @@ func TestRunFunction(t *testing.T) {
 			},
 		},
 		"BreakerOpen": {
-			reason: "Crossplane's circuit breaker drops the class's watch events (binding many engines at once opens it): an edit of the class would reach it only as a dropped event, so it is called again in 5 s, not 30 m.",
+			reason: "Crossplane's circuit breaker drops the class's watch events (binding many engines at once opens it): an edit of the class would reach it only as a dropped event, so it is called again in 30 s (the breaker's own half-open interval), not 30 m.",
 			req: &fnv1.RunFunctionRequest{
 				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate,
 					`{"observedGeneration": 2, "conditions": [{"type": "Responsive", "status": "False", "reason": "WatchCircuitOpen"}]}`)},
@@ -190,7 +190,7 @@ func TestRunFunction(t *testing.T) {
 					"claim": {Items: []*fnv1.Resource{claim(2, admissibleTemplate)}}},
 			},
 			want: &fnv1.RunFunctionResponse{
-				Meta:         &fnv1.ResponseMeta{Ttl: durationpb.New(5 * time.Second)},
+				Meta:         &fnv1.ResponseMeta{Ttl: durationpb.New(30 * time.Second)},
 				Desired:      desired(2, []string{"etl"}, fnv1.Ready_READY_TRUE, specConfigMap(admissibleData, true)),
 				Conditions:   admissible,
 				Requirements: requirements(),
@@ -346,7 +346,7 @@ func TestRunFunctionWithoutClaim(t *testing.T) {
 // status changes, since every status write is a watch event of the class,
 // and while Crossplane's circuit breaker is open and the stamp is 5m old,
 // since a class at rest causes no event and the breaker closes only on one:
-// the stamp's own write is that event, and ends the 5 s poll.
+// the stamp's own write is that event, and ends the 30 s poll.
 func TestLastReconciled(t *testing.T) {
 	at := func(d time.Duration) string { return clock().Add(-d).Format(time.RFC3339) }
 	// rest is the status the class computes from one Usage of etl, with
@@ -373,13 +373,13 @@ func TestLastReconciled(t *testing.T) {
 			reason: "The breaker is open and the status has not changed for 5m: the class stamps lastReconciled, whose write is the event that closes the breaker.",
 			req:    rest(at(5*time.Minute), 1, true),
 			stamp:  now,
-			ttl:    5 * time.Second,
+			ttl:    30 * time.Second,
 		},
 		"BreakerOpenFreshStamp": {
-			reason: "The breaker is open but the status changed less than 5m ago: the stamp stays, so the 5 s poll writes nothing.",
+			reason: "The breaker is open but the status changed less than 5m ago: the stamp stays, so the 30 s poll writes nothing.",
 			req:    rest(at(5*time.Minute-time.Second), 1, true),
 			stamp:  at(5*time.Minute - time.Second),
-			ttl:    5 * time.Second,
+			ttl:    30 * time.Second,
 		},
 		"BreakerClosedAtRest": {
 			reason: "With the breaker closed nothing is stamped, however long the class rested.",

@@ -45,6 +45,17 @@ type Publish struct {
 	Ready            bool
 }
 
+// TTLWatchesDropped is the class's poll while its breaker is open: the
+// breaker's own half-open interval (30s at Crossplane's defaults). An edit
+// arriving while it is open is let through if no event was let through in
+// the last 30s, so at rest it is not dropped at all, and amid a stream of
+// binds the next event let through comes within 30s anyway; a shorter poll
+// would buy nothing the breaker does not already give. Each poll is a
+// round of Crossplane's writes (about three requests): at the engines' 5s
+// that was 36 requests a minute, a third of an idle request per engine per
+// minute at 100 engines, for as long as the breaker stayed open.
+const TTLWatchesDropped = 30 * time.Second
+
 // Compute decides the class's status at now. It is pure.
 func Compute(in Inputs, cfg v1beta1.Resolved, now time.Time) Plan {
 	p := decide(in, cfg)
@@ -59,7 +70,7 @@ func Compute(in Inputs, cfg v1beta1.Resolved, now time.Time) Plan {
 		// class's circuit breaker. An edit of the class then reaches its
 		// composite as a dropped event, and its engines read the spec from
 		// what the class publishes: only a timed call would notice it.
-		p.TTL = min(p.TTL, composite.TTLWatchesDropped)
+		p.TTL = min(p.TTL, TTLWatchesDropped)
 	}
 	return p
 }
