@@ -8,3 +8,9 @@ func LiftReplicaLimit() (restore func()) {
 	maxReplicas = 1 << 30
 	return func() { maxReplicas = old }
 }
+
+// MemoWeights is what the recording and render memos hold, in the bytes
+// of heap they are charged.
+func MemoWeights() (recording, render int) {
+	return recordingMemo.weighs(), renderMemo.weighs()
+}

@@ -35,13 +35,18 @@ import (
 // recording memo holds about three hundred such generations; beyond them
 // the least recently used are decoded again, which costs a call about
 // half a millisecond. The render memo holds a typed copy of a spec (with
-// its class's) and a hash per entry; the routing memo one small Service.
+// its class's) and a hash per entry, about 3 KB for a small spec, so about
+// 1,400 engines; the routing memo one small Service per generation, about
+// 400 of them, cheap to render again. All three are full at about 1,500
+// engines, and nothing else the function keeps grows with them but the
+// phase gauge (TestMemoryFlatInEngines).
 const (
 	memoRecordingEntries = 4096
 	memoRecordingBytes   = 16 << 20
 	memoRenderEntries    = 4096
-	memoRenderBytes      = 8 << 20
+	memoRenderBytes      = 4 << 20
 	memoRoutingEntries   = 4096
+	memoRoutingBytes     = 4 << 20
 
 	recordingHeapPerJSONByte = 16
 	renderHeapPerJSONByte    = 2
@@ -52,6 +57,9 @@ const (
 	// the typed spec's many fields and the copied input (2.2 KB measured
 	// for a spec whose JSON is 0.5 KB).
 	renderEntryOverhead = 2 << 10
+	// routingEntryWeight is what a routing entry pins whatever the engine:
+	// one small Service, as a map and in protobuf form (8.6 KB measured).
+	routingEntryWeight = 10 << 10
 )
 
 // slot is where a memo entry lives: one generation of one engine.
@@ -173,7 +181,7 @@ func copyRenderInput(r renderInput) renderInput {
 
 // routingMemo remembers the routing Service of an engine's generation,
 // which depends on nothing else, with its protobuf form.
-var routingMemo = newLRU[slot, routingEntry](memoRoutingEntries, 0)
+var routingMemo = newLRU[slot, routingEntry](memoRoutingEntries, memoRoutingBytes)
 
 // routingEntry is a remembered routing Service; st is nil when obj has no
 // protobuf form.
@@ -190,7 +198,7 @@ func routingEntryOf(engine, namespace string, gen int) routingEntry {
 		if st, err := structpb.NewStruct(e.obj); err == nil {
 			e.st = composite.NewStructTemplate(st)
 		}
-		routingMemo.put(k, e, 0)
+		routingMemo.put(k, e, routingEntryWeight)
 	}
 	return e
 }

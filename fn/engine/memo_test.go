@@ -285,6 +285,11 @@ func TestMemoWeightsCoverTheirHeap(t *testing.T) {
 			renderedHash(inputs[i])
 		}
 	})
+	check("routing memo", routingMemo, func() {
+		for i := range n {
+			routingEntryOf(inputs[i].Engine, in.Namespace, 0)
+		}
+	})
 }
 
 func TestLRUBounds(t *testing.T) {

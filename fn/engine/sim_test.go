@@ -79,6 +79,9 @@ type sim struct {
 	d draws
 	f *fn.Function
 
+	// engine, xrName and xrUID name the claim and its composite.
+	engine, xrName, xrUID string
+
 	step int
 	xr   *unstructured.Unstructured
 	objs map[resource.Name]*simObj
@@ -129,8 +132,14 @@ type simObj struct {
 }
 
 func newSim(t failer, d draws, spec map[string]any) *sim {
+	return newSimNamed(t, d, spec, simEngine, simXRName, simXRUID)
+}
+
+// newSimNamed is newSim for an engine of another name.
+func newSimNamed(t failer, d draws, spec map[string]any, engineName, xrName, xrUID string) *sim {
 	s := &sim{
 		t: t, d: d,
+		engine: engineName, xrName: xrName, xrUID: xrUID,
 		objs:        map[resource.Name]*simObj{},
 		classes:     map[string]*unstructured.Unstructured{},
 		classSpecs:  map[string]*unstructured.Unstructured{},
@@ -145,13 +154,13 @@ func newSim(t failer, d draws, spec map[string]any) *sim {
 		"apiVersion": "compute.firebolt.io/v1alpha1",
 		"kind":       "XFireboltEngine",
 		"metadata": map[string]any{
-			"name": simXRName, "uid": simXRUID, "generation": int64(1),
-			"labels": map[string]any{"crossplane.io/claim-name": simEngine, "crossplane.io/claim-namespace": simNamespace},
+			"name": s.xrName, "uid": s.xrUID, "generation": int64(1),
+			"labels": map[string]any{"crossplane.io/claim-name": s.engine, "crossplane.io/claim-namespace": simNamespace},
 		},
 	}}
 	s.claim = &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngine",
-		"metadata": map[string]any{"name": simEngine, "namespace": simNamespace, "generation": int64(0)},
+		"metadata": map[string]any{"name": s.engine, "namespace": simNamespace, "generation": int64(0)},
 	}}
 	s.SetSpec(spec)
 	s.xr.SetGeneration(1)
@@ -188,7 +197,7 @@ func (s *sim) SetSpec(spec map[string]any) {
 		s.claim.SetGeneration(s.claim.GetGeneration() + 1)
 	}
 	spec["claimRef"] = map[string]any{
-		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngine", "name": simEngine, "namespace": simNamespace,
+		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngine", "name": s.engine, "namespace": simNamespace,
 	}
 	if s.specJSON(s.xr.Object["spec"]) == s.specJSON(spec) {
 		return
@@ -303,12 +312,12 @@ func (s *sim) observed(name resource.Name, o *simObj) map[string]any {
 	if l == nil {
 		l = map[string]string{}
 	}
-	l["crossplane.io/composite"] = simXRName
-	l["crossplane.io/claim-name"] = simEngine
+	l["crossplane.io/composite"] = s.xrName
+	l["crossplane.io/claim-name"] = s.engine
 	l["crossplane.io/claim-namespace"] = simNamespace
 	u.SetLabels(l)
 	u.Object["metadata"].(map[string]any)["ownerReferences"] = []any{map[string]any{
-		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltEngine", "name": simXRName, "uid": simXRUID,
+		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltEngine", "name": s.xrName, "uid": s.xrUID,
 		"controller": true, "blockOwnerDeletion": true,
 	}}
 	if u.GetKind() == "StatefulSet" {
