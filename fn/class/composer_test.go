@@ -181,7 +181,7 @@ func TestRunFunction(t *testing.T) {
 			},
 		},
 		"BreakerOpen": {
-			reason: "Crossplane's circuit breaker drops the class's watch events (binding many engines at once opens it): an edit of the class would reach it only as a dropped event, so it is called again in 30 s (the breaker's own half-open interval), not 30 m.",
+			reason: "Crossplane's circuit breaker drops the class's watch events (binding many engines at once opens it): an edit of the class would reach it only as a dropped event, and with an engine bound in this call its events are still coming, so it is called again in 5 s, not 30 m.",
 			req: &fnv1.RunFunctionRequest{
 				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate,
 					`{"observedGeneration": 2, "conditions": [{"type": "Responsive", "status": "False", "reason": "WatchCircuitOpen"}]}`)},
@@ -190,7 +190,7 @@ func TestRunFunction(t *testing.T) {
 					"claim": {Items: []*fnv1.Resource{claim(2, admissibleTemplate)}}},
 			},
 			want: &fnv1.RunFunctionResponse{
-				Meta:         &fnv1.ResponseMeta{Ttl: durationpb.New(30 * time.Second)},
+				Meta:         &fnv1.ResponseMeta{Ttl: durationpb.New(5 * time.Second)},
 				Desired:      desired(2, []string{"etl"}, fnv1.Ready_READY_TRUE, specConfigMap(admissibleData, true)),
 				Conditions:   admissible,
 				Requirements: requirements(),
@@ -379,6 +379,18 @@ func TestLastReconciled(t *testing.T) {
 			reason: "The breaker is open but the status changed less than 5m ago: the stamp stays, so the 30 s poll writes nothing.",
 			req:    rest(at(5*time.Minute-time.Second), 1, true),
 			stamp:  at(5*time.Minute - time.Second),
+			ttl:    30 * time.Second,
+		},
+		"BreakerOpenStatusChanging": {
+			reason: "The breaker is open and the status changed 59 s ago: engines are still binding, an edit may have been dropped among their events, so the class polls every 5 s.",
+			req:    rest(at(time.Minute-time.Second), 1, true),
+			stamp:  at(time.Minute - time.Second),
+			ttl:    5 * time.Second,
+		},
+		"BreakerOpenStatusRested": {
+			reason: "The breaker is open and the status has rested for a minute: the breaker lets an edit through itself, and the class polls every 30 s only as a backstop.",
+			req:    rest(at(time.Minute), 1, true),
+			stamp:  at(time.Minute),
 			ttl:    30 * time.Second,
 		},
 		"BreakerClosedAtRest": {

@@ -45,24 +45,31 @@ type Publish struct {
 	Ready            bool
 }
 
-// TTLWatchesDropped is the class's poll while its breaker is open: the
-// breaker's own half-open interval (30s at Crossplane's defaults). An edit
-// arriving while it is open is let through if no event was let through in
-// the last 30s, so at rest it is not dropped at all, and amid a stream of
-// binds the next event let through comes within 30s anyway; a shorter poll
-// would buy nothing the breaker does not already give. Each poll is a
-// round of Crossplane's writes (about three requests): at the engines' 5s
-// that was 36 requests a minute, a third of an idle request per engine per
-// minute at 100 engines, for as long as the breaker stayed open.
-const TTLWatchesDropped = 30 * time.Second
+// While the class's circuit breaker is open, Crossplane lets one event
+// through every half-open interval (30s at its defaults) and drops the
+// rest. An edit is dropped only if another event was let through in the
+// 30s before it, and the class's events are its engines binding, which
+// change its status within a call: so an edit is at risk only while the
+// status is changing. Then the class polls every TTLWatchesDropped (5s);
+// once its status has rested for TTLRestedAfter the breaker lets an edit
+// through itself, and the class polls every TTLWatchesDroppedAtRest, a
+// backstop. Each poll is a round of Crossplane's writes (about three
+// requests): a 5s poll for as long as the breaker stays open (5 to 10
+// minutes after the binds) was a third of an idle request per engine per
+// minute at 100 engines.
+const (
+	TTLWatchesDropped       = composite.TTLWatchesDropped
+	TTLWatchesDroppedAtRest = 30 * time.Second
+	TTLRestedAfter          = time.Minute
+)
 
 // Compute decides the class's status at now. It is pure.
 func Compute(in Inputs, cfg v1beta1.Resolved, now time.Time) Plan {
 	p := decide(in, cfg)
+	changed := !sameStatus(in.XR.Status, p.Status)
 	// The breaker opened by binding many engines stays open at rest until
 	// an event for the class arrives: the reprobe stamp is that event.
-	p.Status.LastReconciled = composite.LastReconciled(in.XR.Status.LastReconciled,
-		!sameStatus(in.XR.Status, p.Status), in.WatchesDropped, now)
+	p.Status.LastReconciled = composite.LastReconciled(in.XR.Status.LastReconciled, changed, in.WatchesDropped, now)
 	if in.WatchesDropped {
 		// Every engine bound to the class composes a Usage, and each
 		// Usage is a few watch events of the class (created, finalizer,
@@ -70,7 +77,11 @@ func Compute(in Inputs, cfg v1beta1.Resolved, now time.Time) Plan {
 		// class's circuit breaker. An edit of the class then reaches its
 		// composite as a dropped event, and its engines read the spec from
 		// what the class publishes: only a timed call would notice it.
-		p.TTL = min(p.TTL, TTLWatchesDropped)
+		ttl := TTLWatchesDroppedAtRest
+		if last := in.XR.Status.LastReconciled; changed || last == nil || now.Sub(last.Time) < TTLRestedAfter {
+			ttl = TTLWatchesDropped
+		}
+		p.TTL = min(p.TTL, ttl)
 	}
 	return p
 }
