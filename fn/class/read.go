@@ -1,6 +1,8 @@
 package class
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	xperrors "github.com/crossplane/function-sdk-go/errors"
@@ -35,8 +37,10 @@ type Inputs struct {
 	// Admissible is the composite's Admissible condition now, to tell
 	// transitions; nil when it has none.
 	Admissible *Condition
-	// WatchesDropped: Crossplane's circuit breaker for the class is open.
-	WatchesDropped bool
+	// WatchesDropped: Crossplane's circuit breaker for the class is open;
+	// BreakerOpenedAt: since when, zero when unknown.
+	WatchesDropped  bool
+	BreakerOpenedAt time.Time
 	// ClaimGen is the FireboltEngineClass claim itself, read for its
 	// generation.
 	ClaimGen claimgen.Claim
@@ -61,7 +65,8 @@ func read(c composite.Call) (Inputs, error) {
 	}
 	in.Spec, _, _ = unstructured.NestedMap(c.XR.Resource.Object, "spec")
 	in.Admissible = composite.ConditionOf(c.XR.Resource.UnstructuredContent(), TypeAdmissible)
-	in.WatchesDropped = composite.WatchesDropped(c.XR.Resource.UnstructuredContent())
+	breaker := composite.BreakerOf(c.XR.Resource.UnstructuredContent())
+	in.WatchesDropped, in.BreakerOpenedAt = breaker.Open, breaker.OpenedAt
 	var err error
 	if in.Observed, err = composite.ObservedComposed(c.Req); err != nil {
 		return Inputs{}, err

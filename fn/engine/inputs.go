@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -60,6 +61,9 @@ type Inputs struct {
 	// open (its Responsive condition is False), so watch events about it,
 	// an edit among them, are being dropped.
 	WatchesDropped bool
+	// BreakerOpenedAt is when Crossplane marked the breaker open; zero
+	// when closed or unknown.
+	BreakerOpenedAt time.Time
 
 	Instance InstanceRef
 	Class    ClassRef
@@ -129,7 +133,8 @@ func Read(c composite.Call) (Inputs, error) {
 	}
 	in.Renderings = decodeRecordings(in.Engine, in.Namespace, in.Config.PodSecurity, in.Status.Renderings)
 	in.RenderingsVerified = composite.ConditionOf(u.Object, TypeRenderingsVerified)
-	in.WatchesDropped = composite.WatchesDropped(u.Object)
+	breaker := composite.BreakerOf(u.Object)
+	in.WatchesDropped, in.BreakerOpenedAt = breaker.Open, breaker.OpenedAt
 
 	in.Observed = observedComposed(c.Req.GetObserved().GetResources())
 

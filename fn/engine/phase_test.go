@@ -810,6 +810,23 @@ func TestBreakerReprobe(t *testing.T) {
 			t.Errorf("%s after: the next poll moved lastReconciled again, to %s", tc.after, q.Status.LastReconciled)
 		}
 	}
+	// The breaker opened a second after the status last changed, so the
+	// stamp made 5m after that change came a second before its open
+	// duration ended, and its event left it open: once the duration is
+	// over, the engine stamps once more.
+	in.BreakerOpenedAt = rested.Add(time.Second)
+	early := Compute(in, Signals{}, rested.Add(breakerReprobe))
+	again := in
+	again.Status = early.Status
+	now := rested.Add(breakerReprobe + 2*time.Second)
+	if got := Compute(again, Signals{}, now).Status.LastReconciled.Time; !got.Equal(now) {
+		t.Errorf("open duration over 2s after a stamp made a second before it ended: lastReconciled %s, want %s", got, now)
+	}
+	again.Status.LastReconciled = &metav1.Time{Time: now}
+	if got := Compute(again, Signals{}, now.Add(ttlWatchesDropped)).Status.LastReconciled.Time; !got.Equal(now) {
+		t.Errorf("the poll after that stamp moved lastReconciled again, to %s", got)
+	}
+	in.BreakerOpenedAt = time.Time{}
 	// With the breaker closed nothing is stamped, however long it rested.
 	in.WatchesDropped = false
 	if p := Compute(in, Signals{}, rested.Add(time.Hour)); !p.Status.LastReconciled.Time.Equal(rested) {

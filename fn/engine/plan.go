@@ -117,7 +117,7 @@ func (m *machine) plan(now time.Time) Plan {
 
 	m.next.Renderings = statusRenderings(keep)
 	m.next.ObservedGeneration = claimgen.Observed(m.in.Status.ObservedGeneration, m.in.Claim, m.inEffect)
-	p.Status = withLastReconciled(m.in.Status, m.next, m.in.WatchesDropped, now)
+	p.Status = withLastReconciled(m.in.Status, m.next, composite.Breaker{Open: m.in.WatchesDropped, OpenedAt: m.in.BreakerOpenedAt}, now)
 
 	ready := engineReady(m.readyFacts())
 	p.Conditions = []Condition{ready, instanceReady(m.instance)}
@@ -198,8 +198,8 @@ func (m *machine) readyFacts() readyFacts {
 // withLastReconciled is next with lastReconciled stamped when the status
 // changes, or to reprobe an open breaker, and kept otherwise
 // (composite.LastReconciled).
-func withLastReconciled(prev, next v1alpha1.FireboltEngineStatus, watchesDropped bool, now time.Time) v1alpha1.FireboltEngineStatus {
-	next.LastReconciled = composite.LastReconciled(prev.LastReconciled, !sameStatus(prev, next), watchesDropped, now)
+func withLastReconciled(prev, next v1alpha1.FireboltEngineStatus, b composite.Breaker, now time.Time) v1alpha1.FireboltEngineStatus {
+	next.LastReconciled = composite.LastReconciled(prev.LastReconciled, !sameStatus(prev, next), b, now)
 	return next
 }
 
@@ -236,7 +236,7 @@ func frozen(in Inputs, now time.Time) Plan {
 	p := Plan{Resources: composite.KeepObserved(in.Observed), TTL: in.Config.StableTTL}
 	// Its TTL is not capped while the breaker is open, so there is no poll
 	// for a reprobe to end.
-	p.Status = withLastReconciled(in.Status, in.Status, false, now)
+	p.Status = withLastReconciled(in.Status, in.Status, composite.Breaker{}, now)
 	p.Conditions = []Condition{composite.ClaimLabelsMissing(TypeEngineReady, in.Composite.Name, "engines", v1alpha1.FireboltEngineKind)}
 	return p
 }
