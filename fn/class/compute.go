@@ -69,9 +69,8 @@ func Compute(in Inputs, cfg v1beta1.Resolved, now time.Time) Plan {
 	changed := !sameStatus(in.XR.Status, p.Status)
 	// The breaker opened by binding many engines stays open at rest until
 	// an event for the class arrives: the reprobe stamp is that event.
-	p.Status.LastReconciled = composite.LastReconciled(in.XR.Status.LastReconciled, changed,
-		composite.Breaker{Open: in.WatchesDropped, OpenedAt: in.BreakerOpenedAt}, now)
-	if in.WatchesDropped {
+	p.Status.LastReconciled = composite.LastReconciled(in.XR.Status.LastReconciled, changed, in.Breaker, now)
+	if in.Breaker.Open {
 		// Every engine bound to the class composes a Usage, and each
 		// Usage is a few watch events of the class (created, finalizer,
 		// details, status): binding many engines at once opens the

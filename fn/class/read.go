@@ -1,8 +1,6 @@
 package class
 
 import (
-	"time"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	xperrors "github.com/crossplane/function-sdk-go/errors"
@@ -37,10 +35,9 @@ type Inputs struct {
 	// Admissible is the composite's Admissible condition now, to tell
 	// transitions; nil when it has none.
 	Admissible *Condition
-	// WatchesDropped: Crossplane's circuit breaker for the class is open;
-	// BreakerOpenedAt: since when, zero when unknown.
-	WatchesDropped  bool
-	BreakerOpenedAt time.Time
+	// Breaker: whether Crossplane's circuit breaker for the class is
+	// open, and since when.
+	Breaker composite.Breaker
 	// ClaimGen is the FireboltEngineClass claim itself, read for its
 	// generation.
 	ClaimGen claimgen.Claim
@@ -65,8 +62,7 @@ func read(c composite.Call) (Inputs, error) {
 	}
 	in.Spec, _, _ = unstructured.NestedMap(c.XR.Resource.Object, "spec")
 	in.Admissible = composite.ConditionOf(c.XR.Resource.UnstructuredContent(), TypeAdmissible)
-	breaker := composite.BreakerOf(c.XR.Resource.UnstructuredContent())
-	in.WatchesDropped, in.BreakerOpenedAt = breaker.Open, breaker.OpenedAt
+	in.Breaker = composite.BreakerOf(c.XR.Resource.UnstructuredContent())
 	var err error
 	if in.Observed, err = composite.ObservedComposed(c.Req); err != nil {
 		return Inputs{}, err

@@ -39,14 +39,10 @@ type Breaker struct {
 	OpenedAt time.Time
 }
 
-// BreakerOf reads xr's Responsive condition. Its time is untrusted: a time
-// in the future only delays the reprobe it schedules, never adds one.
+// BreakerOf reads xr's Responsive condition; of two with that type the
+// first counts, as in Conditions. Its time is untrusted: a time in the
+// future only delays the reprobe it schedules, never adds one.
 func BreakerOf(xr map[string]any) Breaker {
-	c := ConditionOf(xr, TypeResponsive)
-	if c == nil || c.Status != metav1.ConditionFalse {
-		return Breaker{}
-	}
-	b := Breaker{Open: true}
 	st, _ := xr["status"].(map[string]any)
 	cs, _ := st["conditions"].([]any)
 	for _, c := range cs {
@@ -54,20 +50,18 @@ func BreakerOf(xr map[string]any) Breaker {
 		if !ok || raw["type"] != TypeResponsive {
 			continue
 		}
+		if raw["status"] != string(metav1.ConditionFalse) {
+			return Breaker{}
+		}
+		b := Breaker{Open: true}
 		if s, ok := raw["lastTransitionTime"].(string); ok {
 			if t, err := time.Parse(time.RFC3339, s); err == nil {
 				b.OpenedAt = t
 			}
 		}
-		break
+		return b
 	}
-	return b
-}
-
-// WatchesDropped tells whether Crossplane's circuit breaker for the
-// composite xr is open.
-func WatchesDropped(xr map[string]any) bool {
-	return BreakerOf(xr).Open
+	return Breaker{}
 }
 
 // LastReconciled is a composite's status.lastReconciled after a call at

@@ -20,7 +20,7 @@ const (
 )
 
 // TypeResponsive is Crossplane's own condition on a composite, which the
-// function only reads (composite.WatchesDropped).
+// function only reads (composite.BreakerOf).
 const TypeResponsive = composite.TypeResponsive
 
 // RenderingsVerified says whether status.renderings could be trusted. It

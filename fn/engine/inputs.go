@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/json"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -57,13 +56,10 @@ type Inputs struct {
 	// as observed; nil when it has none.
 	RenderingsVerified *Condition
 
-	// WatchesDropped: Crossplane's circuit breaker for this composite is
+	// Breaker: when Crossplane's circuit breaker for this composite is
 	// open (its Responsive condition is False), so watch events about it,
 	// an edit among them, are being dropped.
-	WatchesDropped bool
-	// BreakerOpenedAt is when Crossplane marked the breaker open; zero
-	// when closed or unknown.
-	BreakerOpenedAt time.Time
+	Breaker composite.Breaker
 
 	Instance InstanceRef
 	Class    ClassRef
@@ -133,8 +129,7 @@ func Read(c composite.Call) (Inputs, error) {
 	}
 	in.Renderings = decodeRecordings(in.Engine, in.Namespace, in.Config.PodSecurity, in.Status.Renderings)
 	in.RenderingsVerified = composite.ConditionOf(u.Object, TypeRenderingsVerified)
-	breaker := composite.BreakerOf(u.Object)
-	in.WatchesDropped, in.BreakerOpenedAt = breaker.Open, breaker.OpenedAt
+	in.Breaker = composite.BreakerOf(u.Object)
 
 	in.Observed = observedComposed(c.Req.GetObserved().GetResources())
 

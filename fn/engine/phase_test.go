@@ -777,7 +777,7 @@ func TestBreakerReprobe(t *testing.T) {
 	in := stableAt(t, 0, baseSpec())
 	first := Compute(in, Signals{}, testNow)
 	in.Status = first.Status
-	in.WatchesDropped = true
+	in.Breaker.Open = true
 	rested := first.Status.LastReconciled.Time
 	for _, tc := range []struct {
 		after time.Duration
@@ -814,7 +814,7 @@ func TestBreakerReprobe(t *testing.T) {
 	// stamp made 5m after that change came a second before its open
 	// duration ended, and its event left it open: once the duration is
 	// over, the engine stamps once more.
-	in.BreakerOpenedAt = rested.Add(time.Second)
+	in.Breaker.OpenedAt = rested.Add(time.Second)
 	early := Compute(in, Signals{}, rested.Add(breakerReprobe))
 	again := in
 	again.Status = early.Status
@@ -826,9 +826,9 @@ func TestBreakerReprobe(t *testing.T) {
 	if got := Compute(again, Signals{}, now.Add(ttlWatchesDropped)).Status.LastReconciled.Time; !got.Equal(now) {
 		t.Errorf("the poll after that stamp moved lastReconciled again, to %s", got)
 	}
-	in.BreakerOpenedAt = time.Time{}
+	in.Breaker.OpenedAt = time.Time{}
 	// With the breaker closed nothing is stamped, however long it rested.
-	in.WatchesDropped = false
+	in.Breaker.Open = false
 	if p := Compute(in, Signals{}, rested.Add(time.Hour)); !p.Status.LastReconciled.Time.Equal(rested) {
 		t.Errorf("breaker closed: lastReconciled moved to %s", p.Status.LastReconciled)
 	}

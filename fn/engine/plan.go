@@ -117,7 +117,7 @@ func (m *machine) plan(now time.Time) Plan {
 
 	m.next.Renderings = statusRenderings(keep)
 	m.next.ObservedGeneration = claimgen.Observed(m.in.Status.ObservedGeneration, m.in.Claim, m.inEffect)
-	p.Status = withLastReconciled(m.in.Status, m.next, composite.Breaker{Open: m.in.WatchesDropped, OpenedAt: m.in.BreakerOpenedAt}, now)
+	p.Status = withLastReconciled(m.in.Status, m.next, m.in.Breaker, now)
 
 	ready := engineReady(m.readyFacts())
 	p.Conditions = []Condition{ready, instanceReady(m.instance)}
@@ -128,7 +128,7 @@ func (m *machine) plan(now time.Time) Plan {
 		}
 	}
 	p.Ready = ready.Status == metav1.ConditionTrue
-	if m.in.WatchesDropped {
+	if m.in.Breaker.Open {
 		p.TTL = min(p.TTL, ttlWatchesDropped)
 	}
 	return p
