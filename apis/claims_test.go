@@ -202,9 +202,8 @@ func TestEngineClaims(t *testing.T) {
 			kind:   kind, obj: e(setf("spec.storage.persistentVolumeClaim.storageClassName", "fast")),
 		},
 		"AutoStopEnabled": {
-			reason: "Auto-stop is not implemented; enabling it is rejected, not ignored.",
+			reason: "Auto-stop is enabled with the original's fields.",
 			kind:   kind, obj: e(setf("spec.autoStop", map[string]any{"enabled": true, "activeReplicas": int64(2)})),
-			errors: []string{`spec.autoStop: Invalid value: spec.autoStop: auto-stop is not implemented yet by firebolt-crossplane; remove spec.autoStop or set spec.autoStop.enabled to false`},
 		},
 		"AutoStopDisabled": {
 			reason: "The original's manifests with a disabled autoStop still apply.",
@@ -392,9 +391,13 @@ func TestEngineClassClaims(t *testing.T) {
 			errors: []string{`spec.storage: Invalid value: spec.storage: persistentVolumeClaim, emptyDir and hostPath are mutually exclusive`},
 		},
 		"AutoStopEnabled": {
-			reason: "Auto-stop is not implemented on classes either.",
-			kind:   kind, obj: c(setf("spec.autoStop", map[string]any{"enabled": true, "activeReplicas": int64(1)})),
-			errors: []string{`spec.autoStop: Invalid value: spec.autoStop: auto-stop is not implemented yet by firebolt-crossplane; remove spec.autoStop or set spec.autoStop.enabled to false`},
+			reason: "Classes carry auto-stop for their engines.",
+			kind:   kind, obj: c(setf("spec.autoStop", map[string]any{"enabled": true, "activeReplicas": int64(1), "pollInterval": "30s"})),
+		},
+		"AutoStopPollIntervalTooShort": {
+			reason: "A poll under a second would be a hot loop of calls and scrapes.",
+			kind:   kind, obj: c(setf("spec.autoStop", map[string]any{"enabled": true, "activeReplicas": int64(1), "pollInterval": "500ms"})),
+			errors: []string{`spec.autoStop.pollInterval: Invalid value: "500ms": must be a duration of at least 1s, such as 5s or 1m30s`},
 		},
 		"Hostname": {
 			reason: "Class templates follow the engine's rules.",

@@ -40,15 +40,10 @@ func originalExamples(t *testing.T) map[string]map[string]any {
 
 // TestOriginalExamplesStillValidate admits every Firebolt object of the
 // fixtures that set the same fields as the original operator's examples, as
-// a claim and as its composite. None may be refused for its pod templates:
-// the privilege rules refuse only what those examples never ask for. The only refusals are the features
-// this product does not implement yet, each listed here.
+// a claim and as its composite. None may be refused: the privilege rules
+// refuse only what those examples never ask for, and every feature they
+// use (auto-stop among them) is implemented.
 func TestOriginalExamplesStillValidate(t *testing.T) {
-	notImplemented := map[string][]string{
-		"class-with-engine.yaml/FireboltEngineClass/memory-heavy": {
-			`spec.autoStop: Invalid value: spec.autoStop: auto-stop is not implemented yet by firebolt-crossplane; remove spec.autoStop or set spec.autoStop.enabled to false`,
-		},
-	}
 	for key, obj := range originalExamples(t) {
 		t.Run(key, func(t *testing.T) {
 			s := serversFor(t, obj["kind"].(string)) //nolint:forcetypeassert // Read above.
@@ -62,9 +57,7 @@ func TestOriginalExamplesStillValidate(t *testing.T) {
 			} {
 				got := v.srv.admit(v.obj, nil)
 				for _, e := range got.Errors {
-					if !contains(notImplemented[key], e) {
-						t.Errorf("%s refused: %s", v.name, e)
-					}
+					t.Errorf("%s refused: %s", v.name, e)
 				}
 				if diff := cmp.Diff([]string(nil), got.Unknown); diff != "" {
 					t.Errorf("%s unknown fields: -want, +got:\n%s", v.name, diff)
@@ -72,13 +65,4 @@ func TestOriginalExamplesStillValidate(t *testing.T) {
 			}
 		})
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -77,15 +77,12 @@ type HostPathStorageSpec struct {
 	Type *corev1.HostPathType `json:"type,omitempty"`
 }
 
-// AutoStopSpec scales an idle engine down and back up. firebolt-crossplane
-// does not implement auto-stop yet, so only a disabled autoStop is accepted;
-// the fields stay so that the original operator's manifests with a disabled
-// autoStop still apply.
-// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !self.enabled",message="spec.autoStop: auto-stop is not implemented yet by firebolt-crossplane; remove spec.autoStop or set spec.autoStop.enabled to false"
+// AutoStopSpec scales an idle engine down and back up, as the original
+// operator's: the decision is written to status.autoStop and composed, and
+// spec.replicas is never changed.
 // +kubebuilder:validation:XValidation:rule="self.activeReplicas >= (has(self.idleReplicas) ? self.idleReplicas : 0)",message="spec.autoStop.activeReplicas must be greater than or equal to spec.autoStop.idleReplicas"
 type AutoStopSpec struct {
-	// Enabled turns auto-stop on. Must be false: auto-stop is not
-	// implemented yet.
+	// Enabled turns auto-stop on.
 	// +kubebuilder:default=false
 	// +optional
 	Enabled bool `json:"enabled,omitempty"`

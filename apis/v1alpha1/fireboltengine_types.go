@@ -80,7 +80,9 @@ type FireboltEngineSpec struct {
 	// +optional
 	CustomEngineConfig *runtime.RawExtension `json:"customEngineConfig,omitempty"`
 
-	// AutoStop is not implemented yet; only a disabled autoStop is accepted.
+	// AutoStop scales the engine to idleReplicas when it has been idle for
+	// idleTimeout and back to activeReplicas on demand or on a schedule;
+	// falls back, whole, to the class's.
 	// +optional
 	AutoStop *AutoStopSpec `json:"autoStop,omitempty"`
 }
@@ -145,6 +147,37 @@ type FireboltEngineStatus struct {
 	// +listMapKey=generation
 	// +kubebuilder:validation:MaxItems=3
 	Renderings []GenerationRendering `json:"renderings,omitempty"`
+
+	// AutoStop is auto-stop's last decision: the replica count the engine
+	// runs at, and why. The decision lives here, never in spec.replicas, so
+	// a GitOps tool never sees the product change the claim.
+	// +optional
+	AutoStop *AutoStopStatus `json:"autoStop,omitempty"`
+}
+
+// AutoStopStatus is auto-stop's decision.
+type AutoStopStatus struct {
+	// Replicas is the effective replica count: spec.replicas while
+	// auto-stop is disabled, auto-stop's count while it is enabled.
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Reason names the rule that decided: Disabled, WakeRequested,
+	// ScheduleActive, Stopped, ScrapeFailed, ActivityObserved, Initializing
+	// or Idle.
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// LastActivityTime is when queries were last seen running or
+	// suspended, or a scrape failed (a failure never counts as idle), or
+	// the idle clock was anchored. Unset while auto-stop is disabled.
+	// +optional
+	LastActivityTime *metav1.Time `json:"lastActivityTime,omitempty"`
+
+	// LastScaledAt is when auto-stop last changed the replica count.
+	// +optional
+	LastScaledAt *metav1.Time `json:"lastScaledAt,omitempty"`
 }
 
 // GenerationRendering is one generation's rendered objects.

@@ -46,7 +46,8 @@ type FireboltEngineClassSpec struct {
 	// +optional
 	DrainCheckInterval *metav1.Duration `json:"drainCheckInterval,omitempty"`
 
-	// AutoStop is not implemented yet; only a disabled autoStop is accepted.
+	// AutoStop is the engines' auto-stop when an engine has none of its
+	// own (whole-struct fallback).
 	// +optional
 	AutoStop *AutoStopSpec `json:"autoStop,omitempty"`
 }

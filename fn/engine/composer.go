@@ -8,6 +8,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
+	"github.com/firebolt-db/firebolt-crossplane/fn/engine/autostop"
 	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
 )
 
@@ -48,6 +49,9 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 	sig := c.gather(ctx, call.Log, in)
 	p := Compute(in, sig, c.now())
 	c.rec.EngineComposed(observedEngine(call.Req, in, p))
+	if p.AutoStopDecided != "" {
+		c.rec.AutoStopDecided(p.AutoStopDecided)
+	}
 	call.Log.Debug("Composed engine", "engine", in.Engine, "namespace", in.Namespace,
 		"phase", p.Status.Phase, "currentGeneration", p.Status.CurrentGeneration,
 		"activeGeneration", p.Status.ActiveGeneration, "resources", len(p.Resources), "ttl", p.TTL.String())
@@ -60,6 +64,17 @@ func (c *Composer) gather(ctx context.Context, log logging.Logger, in Inputs) Si
 	if d, ok := dueDrainCheck(in); ok && c.prober != nil {
 		v := c.prober.Drain(ctx, d.Namespace, d.Selector, d.Options)
 		sig.Drain = &v
+	}
+	if gen, ok := dueActivitySample(in); ok {
+		switch {
+		case gen < 0:
+			sig.Activity = autostop.Failed("the engine has no active generation to scrape")
+		case c.prober == nil:
+			sig.Activity = autostop.Failed(errNoKube)
+		default:
+			s := generationScrape(in, gen)
+			sig.Activity = activitySample(c.prober.Activity(ctx, s.Namespace, s.Selector, s.Options))
+		}
 	}
 	if s, ok := dueWarningLookup(in); ok && c.events != nil {
 		events, err := c.events.Warnings(ctx, in.Namespace, s.UID)

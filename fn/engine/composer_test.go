@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +38,11 @@ type fixedProber struct {
 func (p *fixedProber) Drain(context.Context, string, labels.Selector, scrape.Options) scrape.Verdict {
 	p.calls++
 	return p.verdict
+}
+
+func (p *fixedProber) Activity(context.Context, string, labels.Selector, scrape.Options) scrape.Observation {
+	p.calls++
+	return scrape.Observation{Err: errors.New("fixedProber samples no activity")}
 }
 
 type fixedEvents struct{ events []corev1.Event }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
+	"github.com/firebolt-db/firebolt-crossplane/fn/engine/autostop"
 )
 
 // Condition types. Crossplane reserves Ready and Synced, so the original's
@@ -98,6 +99,9 @@ type readyFacts struct {
 	// Warning is the current StatefulSet's latest Warning event, only when
 	// its generation is stuck short of pods.
 	Warning *StatefulSetWarning
+	// AutoStopped is why auto-stop holds the engine at zero; "" when it
+	// does not (disabled, or spec.replicas is what is zero).
+	AutoStopped string
 }
 
 // engineReady derives EngineReady with the seed's precedence:
@@ -119,6 +123,9 @@ func engineReady(f readyFacts) Condition {
 		return c(ReasonDrainCheckFailing, fmt.Sprintf("drain check of generation %d is failing: %s", f.DrainingGen, f.DrainFailing))
 	case f.Rejection != nil:
 		return c(f.Rejection.Reason, f.Rejection.Message)
+	case f.Phase == v1alpha1.EnginePhaseStopped && f.AutoStopped != "":
+		return c(ReasonAutoStopped, "Engine is stopped by auto-stop ("+f.AutoStopped+"); a query through the gateway, or the "+
+			autostop.WakeAnnotation+" annotation on the claim, wakes it")
 	case f.Phase == v1alpha1.EnginePhaseStopped:
 		return c(ReasonStopped, "Engine is stopped (spec.replicas is 0)")
 	case f.Initializing:

@@ -13,6 +13,7 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
+	"github.com/firebolt-db/firebolt-crossplane/fn/engine/autostop"
 )
 
 // Names of the requirements the composer asks Crossplane for.
@@ -66,6 +67,11 @@ type Inputs struct {
 
 	// Claim is the FireboltEngine claim itself, read for its generation.
 	Claim claimgen.Claim
+
+	// WakeStamp is the composite's firebolt.io/wake-requested annotation,
+	// which Crossplane copies from the claim the wake agent stamps; "" when
+	// absent.
+	WakeStamp string
 
 	Config v1beta1.Resolved
 }
@@ -130,6 +136,7 @@ func Read(c composite.Call) (Inputs, error) {
 	in.Renderings = decodeRecordings(in.Engine, in.Namespace, in.Config.PodSecurity, in.Status.Renderings)
 	in.RenderingsVerified = composite.ConditionOf(u.Object, TypeRenderingsVerified)
 	in.Breaker = composite.BreakerOf(u.Object)
+	in.WakeStamp = u.GetAnnotations()[autostop.WakeAnnotation]
 
 	in.Observed = observedComposed(c.Req.GetObserved().GetResources())
 

@@ -67,7 +67,13 @@ func Compute(in Inputs, sig Signals, now time.Time) Plan {
 	if in.Engine == "" || in.Namespace == "" {
 		return frozen(in, now)
 	}
+	// Auto-stop decides first, from the phase before this call, and the
+	// machine then composes its count exactly as it composes
+	// spec.replicas: a change of count is a rollout like any other.
+	as := decideAutoStop(in, sig, now)
 	m := newMachine(in, sig)
+	m.autoStop = as
+	m.in.Spec.Replicas = as.replicas
 	m.step()
 	return m.plan(now)
 }
@@ -98,6 +104,8 @@ type machine struct {
 	// inEffect: the phase is terminal and the active generation is what
 	// the composite's spec renders now; no other generation exists.
 	inEffect bool
+	// autoStop is auto-stop's decision; in.Spec.Replicas holds its count.
+	autoStop autoStopCall
 }
 
 func newMachine(in Inputs, sig Signals) *machine {
@@ -137,6 +145,9 @@ func newMachine(in Inputs, sig Signals) *machine {
 	m.rejection = validate(in)
 	if m.rejection == nil {
 		m.rejection = uiSidecarRejection(in)
+	}
+	if m.rejection == nil {
+		m.rejection = validateAutoStop(in)
 	}
 	return m
 }
@@ -241,6 +252,17 @@ func (m *machine) creating() {
 		m.ttl = ttlProgress
 		return
 	case rec.Hash != renderedHash(m.renderInput(n)):
+		if a >= 0 && routedGeneration(m.in.Observed[RoutingServiceKey]) == n {
+			// The Service already reached n (a call pointed it there and
+			// its status write was lost), so n serves traffic: abandoning
+			// it now would delete what the Service selects, and a failed
+			// apply of the Service could leave it selecting nothing. Point
+			// the Service back at a first (route is a); n is abandoned on
+			// the call that observes it there.
+			m.emit[n] = emitExisting
+			m.ttl = ttlProgress
+			return
+		}
 		m.abandon(n, "the spec changed")
 		return
 	}

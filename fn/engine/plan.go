@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +13,7 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
+	"github.com/firebolt-db/firebolt-crossplane/fn/engine/autostop"
 )
 
 // A Plan is everything one call decides, ready to be written into the
@@ -40,6 +42,10 @@ type Plan struct {
 
 	// Requirements are the resources the next call needs, by name.
 	Requirements map[string]Requirement
+
+	// AutoStopDecided is the reason of the decision auto-stop made on this
+	// call; "" when it made none (disabled, or a rollout under way).
+	AutoStopDecided autostop.Reason
 }
 
 // The shapes every composer shares.
@@ -117,10 +123,24 @@ func (m *machine) plan(now time.Time) Plan {
 
 	m.next.Renderings = statusRenderings(keep)
 	m.next.ObservedGeneration = claimgen.Observed(m.in.Status.ObservedGeneration, m.in.Claim, m.inEffect)
+	m.next.AutoStop = m.autoStop.status
+	if m.autoStop.decided && m.autoStop.status != nil {
+		p.AutoStopDecided = autostop.Reason(m.autoStop.status.Reason)
+	}
+	if m.autoStop.ttl > 0 {
+		p.TTL = min(p.TTL, m.autoStop.ttl)
+	}
+	if m.autoStop.scaled {
+		p.Results = append(p.Results, Result{Severity: SeverityNormal, Reason: "AutoStop",
+			Message: BoundMessage(fmt.Sprintf("auto-stop scales the engine to %d replica(s): %s", m.autoStop.replicas, autoStopWhy(m.autoStop)))})
+	}
 	p.Status = withLastReconciled(m.in.Status, m.next, m.in.Breaker, now)
 
 	ready := engineReady(m.readyFacts())
 	p.Conditions = []Condition{ready, instanceReady(m.instance)}
+	if c, ok := autoStopCondition(m.autoStop); ok {
+		p.Conditions = append(p.Conditions, c)
+	}
 	if c, ok := renderingsVerified(m.in, unrecorded); ok {
 		p.Conditions = append(p.Conditions, c)
 		if c.Reason == ReasonRecordingRejected && c.Message != valueOf(m.in.RenderingsVerified).Message {
@@ -182,6 +202,9 @@ func (m *machine) readyFacts() readyFacts {
 		DrainFailing: m.drainMsg,
 		Current:      m.next.CurrentGeneration,
 		Active:       m.next.ActiveGeneration,
+	}
+	if m.autoStop.enabled && m.in.Spec.Replicas == 0 && m.autoStop.status != nil {
+		f.AutoStopped = m.autoStop.status.Reason
 	}
 	if d := m.in.Status.DrainingGeneration; d != nil {
 		f.DrainingGen = *d
@@ -280,4 +303,16 @@ func requirements(in Inputs) map[string]Requirement {
 		}
 	}
 	return r
+}
+
+// autoStopWhy is the decision's reason, and its message when it has one.
+func autoStopWhy(c autoStopCall) string {
+	why := ""
+	if c.status != nil {
+		why = c.status.Reason
+	}
+	if c.message != "" {
+		why += ": " + c.message
+	}
+	return why
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -41,12 +42,26 @@ func (p *scrapeProber) Drain(ctx context.Context, namespace string, selector lab
 		p.metrics.DrainChecked(metrics.DrainCheck{Outcome: metrics.DrainFailing, Causes: []scrape.Cause{scrape.CauseConfig}})
 		return scrape.Verdict{Failing: true, Message: errNoKube}
 	}
+	return p.drain(ctx, p.client(o), namespace, selector)
+}
+
+// Activity scrapes the pods for auto-stop with the same clients and limiter
+// as drain checks.
+func (p *scrapeProber) Activity(ctx context.Context, namespace string, selector labels.Selector, o scrape.Options) scrape.Observation {
+	if p.kube == nil {
+		return scrape.Observation{Err: errors.New(errNoKube)}
+	}
+	return p.client(o).Observe(ctx, namespace, selector)
+}
+
+// client is the scrape client for one option set, made on first use.
+func (p *scrapeProber) client(o scrape.Options) *scrape.Client {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	c, ok := p.clients[o]
 	if !ok {
 		c = scrape.New(p.kube, nil, o, scrape.WithLimiter(p.limiter))
 		p.clients[o] = c
 	}
-	p.mu.Unlock()
-	return p.drain(ctx, c, namespace, selector)
+	return c
 }

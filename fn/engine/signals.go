@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/engine/autostop"
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
 )
 
@@ -21,12 +22,17 @@ type Signals struct {
 	// Warning is the current StatefulSet's most recent Warning event; nil
 	// when none was looked up or found.
 	Warning *StatefulSetWarning
+	// Activity is auto-stop's sample of the active generation; NotSampled
+	// when none was due.
+	Activity autostop.Sample
 }
 
-// A DrainProber decides whether the pods a selector names have drained.
-// Options carry the scrape mode and bounds of this call.
+// A DrainProber scrapes the engine pods a selector names: Drain decides
+// whether they have drained, Activity is what auto-stop samples. Options
+// carry the scrape mode and bounds of this call.
 type DrainProber interface {
 	Drain(ctx context.Context, namespace string, selector labels.Selector, o scrape.Options) scrape.Verdict
+	Activity(ctx context.Context, namespace string, selector labels.Selector, o scrape.Options) scrape.Observation
 }
 
 // EventLister lists the Warning events recorded for an object.
@@ -59,13 +65,20 @@ func dueDrainCheck(in Inputs) (drainCheck, bool) {
 	if in.Observed[resourceName(dr, suffixStatefulSet)] == nil {
 		return drainCheck{}, false
 	}
+	return generationScrape(in, dr), true
+}
+
+// generationScrape is a scrape of generation gen's pods with the function
+// input's bounds and the instance's scrape mode: drain checks and
+// auto-stop's activity samples scrape the same way.
+func generationScrape(in Inputs, gen int) drainCheck {
 	mode := scrape.Mode(in.Config.MetricScrapeMode)
 	if in.Instance.Found && in.Instance.Spec.MetricScrapeMode != "" {
 		mode = scrape.Mode(in.Instance.Spec.MetricScrapeMode)
 	}
 	return drainCheck{
 		Namespace: in.Namespace,
-		Selector:  labels.SelectorFromSet(generationLabels(in.Engine, dr)),
+		Selector:  labels.SelectorFromSet(generationLabels(in.Engine, gen)),
 		Options: scrape.Options{
 			Mode:           mode,
 			PodTimeout:     in.Config.Scrape.PodTimeout,
@@ -75,7 +88,7 @@ func dueDrainCheck(in Inputs) (drainCheck, bool) {
 			// One value per process in practice; see scrape.Limiter.
 			MaxConcurrentScrapes: in.Config.Scrape.MaxConcurrentScrapes,
 		},
-	}, true
+	}
 }
 
 // stuckStatefulSet is a current StatefulSet whose events are worth reading.

@@ -144,11 +144,17 @@ func TestLatestWarning(t *testing.T) {
 type recordingProber struct {
 	calls []string
 	v     scrape.Verdict
+	obs   scrape.Observation
 }
 
 func (p *recordingProber) Drain(_ context.Context, ns string, sel labels.Selector, o scrape.Options) scrape.Verdict {
 	p.calls = append(p.calls, ns+"/"+sel.String()+"/"+string(o.Mode))
 	return p.v
+}
+
+func (p *recordingProber) Activity(_ context.Context, ns string, sel labels.Selector, o scrape.Options) scrape.Observation {
+	p.calls = append(p.calls, "activity:"+ns+"/"+sel.String()+"/"+string(o.Mode))
+	return p.obs
 }
 
 type recordingEvents struct {

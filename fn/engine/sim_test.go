@@ -97,7 +97,10 @@ type sim struct {
 
 	// verdict is what the drain check answers; warning the events.
 	verdict scrape.Verdict
-	warning []corev1.Event
+	// activity is what an auto-stop sample observes; samples counts them.
+	activity scrape.Observation
+	samples  int
+	warning  []corev1.Event
 
 	// Crash allows cutting a step's writes short.
 	Crash bool
@@ -743,8 +746,8 @@ func (s *sim) activeRunsSpec() (bool, string) {
 		return false, "active StatefulSet missing"
 	}
 	replicas, _, _ := unstructured.NestedFloat64(o.content, "spec", "replicas")
-	if int32(replicas) != spec.Replicas {
-		return false, fmt.Sprintf("active StatefulSet has %v replicas, spec %d", replicas, spec.Replicas)
+	if want := s.effectiveReplicas(); int32(replicas) != want {
+		return false, fmt.Sprintf("active StatefulSet has %v replicas, want %d (spec %d)", replicas, want, spec.Replicas)
 	}
 	wantImage := v1beta1.DefaultEngineImage
 	if spec.Template != nil && len(spec.Template.Spec.Containers) > 0 && spec.Template.Spec.Containers[0].Image != "" {
@@ -757,13 +760,37 @@ func (s *sim) activeRunsSpec() (bool, string) {
 	return true, ""
 }
 
+// effectiveReplicas is the count the engine should run: auto-stop's
+// decision once it has written one, the spec's otherwise.
+func (s *sim) effectiveReplicas() int32 {
+	if a := s.Status().AutoStop; a != nil && a.Replicas != nil {
+		return *a.Replicas
+	}
+	return s.Spec().Replicas
+}
+
+// SetWakeStamp sets the wake annotation on the composite, as Crossplane's
+// claim syncer copies it from the claim; "" removes it.
+func (s *sim) SetWakeStamp(v string) {
+	a := s.xr.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	if v == "" {
+		delete(a, "firebolt.io/wake-requested")
+	} else {
+		a["firebolt.io/wake-requested"] = v
+	}
+	s.xr.SetAnnotations(a)
+}
+
 // Converged reports whether the engine rests in the terminal phase of its
 // spec, serving a generation rendered from that spec, with nothing else
 // left.
 func (s *sim) Converged() (bool, string) {
-	st, spec := s.Status(), s.Spec()
+	st := s.Status()
 	want := v1alpha1.EnginePhaseStable
-	if spec.Replicas == 0 {
+	if s.effectiveReplicas() == 0 {
 		want = v1alpha1.EnginePhaseStopped
 	}
 	if st.Phase != want || st.CurrentGeneration != st.ActiveGeneration || st.DrainingGeneration != nil {
@@ -797,6 +824,18 @@ func (p simProber) Drain(_ context.Context, ns string, sel labels.Selector, _ sc
 	v := p.s.verdict
 	p.s.drainVerdict = &v
 	return v
+}
+
+// Activity answers auto-stop's samples with the simulator's observation
+// and checks they only happen at rest, for the active generation.
+func (p simProber) Activity(_ context.Context, ns string, sel labels.Selector, _ scrape.Options) scrape.Observation {
+	st := p.s.Status()
+	g, _ := sel.RequiresExactMatch(engine.LabelGeneration)
+	if (st.Phase != v1alpha1.EnginePhaseStable && st.Phase != v1alpha1.EnginePhaseStopped) || strconv.Itoa(st.ActiveGeneration) != g || ns != simNamespace {
+		p.s.fail("step %d: activity sample of generation %s in %s while %s (active %d)", p.s.step, g, ns, st.Phase, st.ActiveGeneration)
+	}
+	p.s.samples++
+	return p.s.activity
 }
 
 type simEvents struct{ s *sim }

@@ -9,10 +9,6 @@
 // metrics are wanted. Every label value is drawn from a closed set except
 // the engine phase gauge's namespace and name, which are bounded by the
 // engines this process composes (see EnginePhaseMaxEngines and the expiry).
-//
-// Auto-stop decisions, once auto-stop exists, belong here as a counter by
-// reason with a Recorder method of their own (function_firebolt_autostop_
-// decisions_total{reason}), following the drain check counter.
 package metrics
 
 import (
@@ -22,6 +18,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/firebolt-db/firebolt-crossplane/fn/engine/autostop"
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
 )
 
@@ -44,6 +41,8 @@ type Recorder interface {
 	EngineComposed(e Engine)
 	// DrainChecked reports one drain check and the causes of its errors.
 	DrainChecked(d DrainCheck)
+	// AutoStopDecided reports one auto-stop decision by its reason.
+	AutoStopDecided(reason autostop.Reason)
 }
 
 // Engine is one composed XFireboltEngine, named by its claim.
@@ -104,6 +103,9 @@ func (Nop) EngineComposed(Engine) {}
 // DrainChecked does nothing.
 func (Nop) DrainChecked(DrainCheck) {}
 
+// AutoStopDecided does nothing.
+func (Nop) AutoStopDecided(autostop.Reason) {}
+
 // Metrics records to Prometheus metrics registered on one registry.
 type Metrics struct {
 	kinds map[string]bool
@@ -113,6 +115,8 @@ type Metrics struct {
 	rollout         prometheus.Histogram
 	drainChecks     *prometheus.CounterVec
 	scrapeErrors    *prometheus.CounterVec
+	autoStop        *prometheus.CounterVec
+	autoStopReasons map[autostop.Reason]bool
 	engines         *engines
 }
 
@@ -170,7 +174,12 @@ func New(reg prometheus.Registerer, kinds []string, o ...Option) (*Metrics, erro
 			Name: Prefix + "scrape_errors_total",
 			Help: "Errors of drain checks: one per check that could not scrape at all, one per pod that could not be scraped, by cause.",
 		}, []string{"cause"}),
-		engines: newEngines(),
+		autoStop: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: Prefix + "autostop_decisions_total",
+			Help: "Auto-stop decisions of engines with auto-stop enabled, one per call, by the reason in status.autoStop.",
+		}, []string{"reason"}),
+		autoStopReasons: map[autostop.Reason]bool{},
+		engines:         newEngines(),
 	}
 	for _, k := range kinds {
 		m.kinds[k] = true
@@ -189,7 +198,11 @@ func New(reg prometheus.Registerer, kinds []string, o ...Option) (*Metrics, erro
 	for _, c := range scrape.Causes {
 		m.scrapeErrors.WithLabelValues(string(c))
 	}
-	for _, c := range []prometheus.Collector{m.composeDuration, m.results, m.rollout, m.drainChecks, m.scrapeErrors, m.engines} {
+	for _, r := range autostop.Reasons {
+		m.autoStop.WithLabelValues(string(r))
+		m.autoStopReasons[r] = true
+	}
+	for _, c := range []prometheus.Collector{m.composeDuration, m.results, m.rollout, m.drainChecks, m.scrapeErrors, m.autoStop, m.engines} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -224,5 +237,14 @@ func (m *Metrics) DrainChecked(d DrainCheck) {
 	m.drainChecks.WithLabelValues(string(d.Outcome)).Inc()
 	for _, c := range d.Causes {
 		m.scrapeErrors.WithLabelValues(string(c)).Inc()
+	}
+}
+
+// AutoStopDecided implements Recorder. A reason outside the closed set (a
+// status the function did not write) is not counted: it must not grow the
+// label set.
+func (m *Metrics) AutoStopDecided(reason autostop.Reason) {
+	if m.autoStopReasons[reason] {
+		m.autoStop.WithLabelValues(string(reason)).Inc()
 	}
 }

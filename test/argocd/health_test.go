@@ -98,6 +98,10 @@ func TestEngineHealth(t *testing.T) {
 			obj:  `{status: {conditions: [{type: EngineReady, status: "False", reason: Stopped, message: Engine is stopped (spec.replicas is 0)}]}}`,
 			want: health{"Suspended", "Engine is stopped (spec.replicas is 0)"},
 		},
+		"AutoStopped": {
+			obj:  `{metadata: {generation: 2}, status: {observedGeneration: 2, conditions: [{type: EngineReady, status: "False", reason: AutoStopped, message: Engine is stopped by auto-stop (Idle)}]}}`,
+			want: health{"Suspended", "Engine is stopped by auto-stop (Idle)"},
+		},
 		"Rolling": {
 			obj:  `{status: {conditions: [{type: EngineReady, status: "False", reason: Rolling, message: Engine is in draining phase}]}}`,
 			want: health{"Progressing", "Engine is in draining phase"},

@@ -51,7 +51,10 @@ func validate(t *testing.T, root, crossplane, extensions, resources string) {
 // package, the manifests shipped beside it, and the render Function.
 func TestValidateManifests(t *testing.T) {
 	root := xptools.Root()
-	resources := strings.Join([]string{"examples/claims", "apis/definitions", "composition", "deploy", "examples/functions.yaml"}, ",")
+	// apis/testdata/original-shapes holds claims that set the same fields as
+	// the original operator's examples (its engine class with auto-stop
+	// among them).
+	resources := strings.Join([]string{"examples/claims", "apis/definitions", "composition", "deploy", "examples/functions.yaml", "apis/testdata/original-shapes"}, ",")
 	validate(t, root, xptools.Crossplane(t), schemas(t), resources)
 }
 
@@ -78,8 +81,12 @@ func TestValidateRejectsBrokenExamples(t *testing.T) {
 			want: []string{"terminationGracePeriodSeconds"},
 		},
 		"NotImplementedFeature": {
-			file: "autostop-enabled.yaml",
-			want: []string{"auto-stop is not implemented"},
+			file: "auth-enabled.yaml",
+			want: []string{"spec.auth", "authentication is not implemented"},
+		},
+		"AutoStopIdleAboveActive": {
+			file: "autostop-idle-above-active.yaml",
+			want: []string{"spec.autoStop", "activeReplicas must be greater than or equal to spec.autoStop.idleReplicas"},
 		},
 	}
 	for name, tc := range cases {

@@ -78,7 +78,7 @@ type Decision struct {
 //
 // The error is an invalid spec that admission would have refused.
 func Decide(in Input) (Decision, error) {
-	if in.Spec == nil || !in.Spec.Enabled {
+	if !Enabled(in.Spec) {
 		return Decision{Status: Status{
 			Replicas:     ptrTo(in.SpecReplicas),
 			Reason:       ReasonDisabled,
@@ -94,15 +94,7 @@ func Decide(in Input) (Decision, error) {
 		return Decision{}, err
 	}
 
-	// Auto-stop owns the count once it has decided one; until then (never
-	// enabled, or disabled until now) it starts from the claim's
-	// spec.replicas, which the same edit that enabled it may have changed.
-	// A count out of range was not written by Decide and is not trusted.
-	current := in.SpecReplicas
-	if r := in.Previous.Replicas; r != nil && *r >= 0 && *r <= v1alpha1.MaxEngineReplicas &&
-		in.Previous.Reason != "" && in.Previous.Reason != ReasonDisabled {
-		current = *r
-	}
+	current := Current(in.SpecReplicas, in.Previous)
 	next := in.Previous
 	next.Replicas = ptrTo(current)
 
@@ -155,3 +147,29 @@ func Decide(in Input) (Decision, error) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// Current is the replica count an enabled auto-stop starts a decision
+// from. Auto-stop owns the count once it has decided one; until then (never
+// enabled, or disabled until now) it starts from the claim's spec.replicas,
+// which the same edit that enabled it may have changed. A count out of
+// range was not written by Decide and is not trusted.
+func Current(specReplicas int32, prev Status) int32 {
+	if r := prev.Replicas; r != nil && *r >= 0 && *r <= v1alpha1.MaxEngineReplicas &&
+		prev.Reason != "" && prev.Reason != ReasonDisabled {
+		return *r
+	}
+	return specReplicas
+}
+
+// Enabled reports whether s turns auto-stop on.
+func Enabled(s *v1alpha1.AutoStopSpec) bool { return s != nil && s.Enabled }
+
+// Validate checks an enabled autoStop at fld as Decide does, for a caller
+// that must refuse it before deciding anything; nil for a disabled one.
+func Validate(fld *field.Path, s *v1alpha1.AutoStopSpec) error {
+	if !Enabled(s) {
+		return nil
+	}
+	_, err := newParams(fld, s)
+	return err
+}

@@ -28,3 +28,6 @@ func Observed(queries int64) Sample { return Sample{kind: observed, queries: que
 // Failed is a scrape that failed, with why. Any failure counts: a pod that
 // did not answer, no Running pod, no active generation.
 func Failed(why string) Sample { return Sample{kind: failed, failure: why} }
+
+// Equal reports whether two samples say the same (go-cmp uses it).
+func (s Sample) Equal(o Sample) bool { return s == o }

@@ -17,6 +17,12 @@ const (
 	ReasonIdle             Reason = "Idle"
 )
 
+// Reasons is every Reason, a closed set (metric labels are drawn from it).
+var Reasons = []Reason{
+	ReasonDisabled, ReasonWakeRequested, ReasonScheduleActive, ReasonStopped,
+	ReasonScrapeFailed, ReasonActivityObserved, ReasonInitializing, ReasonIdle,
+}
+
 // fromSample reports whether r was decided by an activity sample (rows 5 to
 // 9), the reasons a call without a sample carries over.
 func (r Reason) fromSample() bool {

@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/firebolt-db/firebolt-crossplane/test/e2e/harness"
+)
+
+// Auto-stop's timings in this scenario: short, so that idling is seen in
+// seconds.
+const (
+	autoStopIdleTimeout  = 15 * time.Second
+	autoStopPollInterval = 2 * time.Second
+)
+
+// autoStopState is what the tests read of status.autoStop.
+type autoStopState struct {
+	Replicas int64
+	Reason   string
+	Has      bool
+}
+
+func readAutoStop(u *unstructured.Unstructured) autoStopState {
+	r, ok, _ := unstructured.NestedInt64(u.Object, "status", "autoStop", "replicas")
+	reason, _, _ := unstructured.NestedString(u.Object, "status", "autoStop", "reason")
+	return autoStopState{Replicas: r, Reason: reason, Has: ok}
+}
+
+func (a autoStopState) String() string {
+	return fmt.Sprintf("autoStop{replicas=%d reason=%q}", a.Replicas, a.Reason)
+}
+
+// autoStopEngine is the example engine with two replicas and auto-stop
+// enabled at this scenario's timings, changed by mods.
+func (s *scenario) autoStopEngine(name string, mods ...func(map[string]any)) *unstructured.Unstructured {
+	s.t.Helper()
+	u := s.engine(name, "demo", "", 2)
+	as := map[string]any{
+		"enabled": true, "activeReplicas": int64(2),
+		"idleTimeout": autoStopIdleTimeout.String(), "pollInterval": autoStopPollInterval.String(),
+	}
+	for _, m := range mods {
+		m(as)
+	}
+	set(s.t, u, as, "spec", "autoStop")
+	return u
+}
+
+// claimReplicas reads spec.replicas from the claim.
+func (s *scenario) claimReplicas(eng *unstructured.Unstructured) int64 {
+	s.t.Helper()
+	u, err := s.get(eng)
+	s.must(err)
+	r, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+	return r
+}
+
+// Issue 10, function side, on the real control plane: an engine whose pods
+// are quiet idles to zero after idleTimeout; engines whose pods report
+// queries, whose scrapes fail, or whose schedule window is open stay at
+// activeReplicas; a fresh firebolt.io/wake-requested stamp on the claim
+// wakes the stopped engine; and the product never changes a claim's
+// spec.replicas.
+func TestAutoStopIdlesHoldsAndWakes(t *testing.T) {
+	s := newScenario(t, "s-autostop")
+	inst := s.instance("demo")
+	s.apply(inst)
+	s.waitInstanceReady(inst)
+
+	// The window is open for an hour either side of now, every day; one
+	// that crosses midnight belongs to its start day, which is fine for a
+	// window of every day.
+	now := time.Now().UTC()
+	window := map[string]any{"start": now.Add(-time.Hour).Format("15:04"), "end": now.Add(time.Hour).Format("15:04")}
+	cp.Pods.Set(s.ns, "busy-g", harness.Behaviour{Mode: harness.Busy, Running: 1})
+	cp.Pods.Set(s.ns, "failing-g", harness.Behaviour{Mode: harness.Failing})
+	engines := map[string]*unstructured.Unstructured{
+		"idle":    s.autoStopEngine("idle"),
+		"busy":    s.autoStopEngine("busy"),
+		"failing": s.autoStopEngine("failing"),
+		"sched":   s.autoStopEngine("sched", func(as map[string]any) { as["schedule"] = []any{window} }),
+	}
+	for _, e := range engines {
+		s.apply(e)
+	}
+	for _, e := range engines {
+		s.waitStable(e, -1)
+	}
+
+	idle := engines["idle"]
+	st := s.waitEngine(idle, rolloutTimeout, "auto-stopped", func(e engineState) bool {
+		return e.Phase == "stopped" && e.EngineReady.Reason == "AutoStopped"
+	})
+	s.wait(rolloutTimeout, "no pods of the auto-stopped engine", func(ctx context.Context) (bool, string, error) {
+		l, err := cp.Kube.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: labelEngine + "=idle"})
+		if err != nil {
+			return false, harness.SeenErr(err), nil
+		}
+		return len(l.Items) == 0, fmt.Sprintf("%d pods", len(l.Items)), nil
+	})
+
+	want := map[string]string{"busy": "ActivityObserved", "failing": "ScrapeFailed", "sched": "ScheduleActive"}
+	deadline := time.Now().Add(3 * autoStopIdleTimeout)
+	for name, reason := range want {
+		eng := engines[name]
+		s.consistently(rolloutTimeout, fmt.Sprintf("%s held at 2 replicas (%s)", name, reason), func() (bool, string) {
+			u, err := s.get(eng)
+			if err != nil || u == nil {
+				return true, fmt.Sprintf("no observation: %v", err)
+			}
+			e, a := readEngine(u), readAutoStop(u)
+			if !a.Has || a.Reason == "Initializing" {
+				return true, a.String()
+			}
+			return e.Phase == "stable" && a.Replicas == 2 && a.Reason == reason, e.String() + " " + a.String()
+		}, func() bool { return time.Now().After(deadline) })
+	}
+
+	for name, eng := range engines {
+		if r := s.claimReplicas(eng); r != 2 {
+			t.Errorf("the product changed the spec.replicas of claim %s to %d", name, r)
+		}
+	}
+
+	// The gateway's wake agent stamps the claim; Crossplane copies the
+	// annotation to the composite, and the function wakes the engine.
+	stamp := fmt.Sprintf(`{"metadata":{"annotations":{"firebolt.io/wake-requested":%q}}}`, time.Now().UTC().Format(time.RFC3339))
+	ri, err := cp.ResourceFor(idle)
+	s.must(err)
+	_, err = ri.Patch(s.ctx, "idle", types.MergePatchType, []byte(stamp), metav1.PatchOptions{})
+	s.must(err)
+	s.waitStable(idle, st.Active)
+	u, err := s.get(idle)
+	s.must(err)
+	if a := readAutoStop(u); a.Replicas != 2 || a.Reason != "WakeRequested" {
+		t.Errorf("after the wake stamp: %s, want 2 replicas, WakeRequested", a)
+	}
+	if r := s.claimReplicas(idle); r != 2 {
+		t.Errorf("the product changed the spec.replicas of claim idle to %d", r)
+	}
+}
