@@ -55,6 +55,7 @@ goldens:
 	go test ./fn/engine -count=1 -run 'TestFixtures$$' -update
 	go test ./fn/engine -count=1 -run 'TestRunFunction$$' -update
 	go test ./test/render -count=1 -run 'TestRender$$' -update
+	go test ./fn/instance/envoyconfig -count=1 -run 'TestConfigGolden$$' -update
 
 ## perf: the function against a no-op function-sdk-go floor over gRPC on loopback (p50/p99, calls/s, CPU per call,
 ## RSS, ratios), then the in-process benchmarks with -benchmem; PERF_FLAGS passes flags to test/perf/cmd/perf

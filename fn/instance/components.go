@@ -137,7 +137,7 @@ func (c *computation) metadata(id string, db database, block *blocked) error {
 }
 
 var gatewayResources = []resource.Name{
-	RNGatewayConfig, RNGateway, RNGatewayService, RNGatewayPDB, RNGatewayServiceAccount,
+	RNGatewayConfig, RNGateway, RNGatewayService, RNGatewayPDB, RNGatewayServiceAccount, RNGatewayRole, RNGatewayRoleBinding,
 }
 
 // gateway renders the gateway unless block says why it cannot be; the
@@ -145,7 +145,7 @@ var gatewayResources = []resource.Name{
 func (c *computation) gateway(block *blocked) (*blocked, error) {
 	spec := c.in.XR.Spec.Gateway
 	if block == nil {
-		envoy, err := envoyconfig.Config(envoyconfig.Params{Namespace: c.n.namespace, MetricsPort: spec.MetricsPort})
+		envoy, err := envoyconfig.Config(envoyconfig.Params{Namespace: c.n.namespace, MetricsPort: spec.MetricsPort, WakeAgent: wakeEnabled(spec.Template)})
 		if err != nil {
 			block = &blocked{reason: ReasonEnsureFailed, message: err.Error()}
 		} else {
@@ -170,16 +170,18 @@ func (c *computation) renderGateway(envoy string) error {
 			MetricsPort: envoyconfig.MetricsPortOrDefault(spec.MetricsPort),
 			ConfigHash:  partsHash(envoy),
 			Template:    spec.Template,
+			WakeAgent:   c.cfg.Images.WakeAgent,
 		}),
 		RNGatewayService: renderGatewayService(c.n),
 		RNGatewayPDB:     renderGatewayPDB(c.n),
 	}
-	// A user who names the gateway's service account owns its identity;
-	// the operator's is left out, and so deleted. The gateway's own is
-	// granted nothing, as the original's is while no wake agent runs: a
-	// Role an earlier version rendered here is left out, and so deleted.
-	if userServiceAccount(spec.Template) == "" {
+	// A user who names the gateway's service account owns its identity
+	// and its RBAC; the operator's account, Role and binding are left out,
+	// and so deleted, and the gateway runs no wake agent.
+	if wakeEnabled(spec.Template) {
 		objs[RNGatewayServiceAccount] = renderGatewayServiceAccount(c.n)
+		objs[RNGatewayRole] = renderGatewayRole(c.n)
+		objs[RNGatewayRoleBinding] = renderGatewayRoleBinding(c.n)
 	}
 	return c.addAll(objs)
 }

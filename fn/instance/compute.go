@@ -131,6 +131,9 @@ func Compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 	if r := engineRegistration(spec.Metadata.EngineRegistration, in.Conditions); r != nil {
 		c.plan.Conditions = append(c.plan.Conditions, *r)
 	}
+	if w := wakeOnZero(spec.Gateway.Template, in.Conditions); w != nil {
+		c.plan.Conditions = append(c.plan.Conditions, *w)
+	}
 	c.generations(metaBlock == nil && gwBlock == nil)
 	return c.plan, nil
 }

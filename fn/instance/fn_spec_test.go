@@ -280,7 +280,10 @@ gateway:
 						"spec.template.spec.tolerations", []any{map[string]any{"key": "dedicated", "operator": "Equal", "value": "gateway", "effect": "NoSchedule"}},
 						"spec.template.spec.containers[0].ports[1].containerPort", 9102,
 						"spec.template.spec.containers[0].resources", map[string]any{"limits": map[string]any{"memory": "1Gi"}},
-						"spec.template.spec.containers[1]", map[string]any{
+						// Envoy has a memory limit, so the wake agent learns it.
+						"spec.template.spec.containers[1].env[1]", map[string]any{"name": "ENVOY_MEMORY_LIMIT_BYTES", "valueFrom": map[string]any{
+							"resourceFieldRef": map[string]any{"containerName": "envoy", "resource": "limits.memory", "divisor": "1"}}},
+						"spec.template.spec.containers[2]", map[string]any{
 							"name": "log-shipper", "image": "fluent/fluent-bit:3.0",
 							"volumeMounts": []any{map[string]any{"name": "tmp", "mountPath": "/logs", "readOnly": true}},
 						},
@@ -297,26 +300,29 @@ gateway:
 			},
 		},
 		"UserServiceAccount": {
-			reason: "A user service account on the gateway: no ServiceAccount, Role or RoleBinding, and the token mount is left to the user's account.",
+			reason: "A user service account on the gateway: no ServiceAccount, Role or RoleBinding, no wake agent (its Lua hook and cluster gone too), the token mount left to the user's account, and a WakeOnZero warning.",
 			req: func(t *testing.T) request {
 				return request{xr: xr(t, `{metadata: {}, gateway: {template: {spec: {serviceAccountName: firebolt-gateway}}}}`, ""), observed: secretOnly(t)}
 			},
 			want: func(t *testing.T) want {
-				envoy := envoyConfig(t, 0)
+				envoy := envoyConfigWake(t, 0, false)
 				res := merge(wantPostgres(t, password), wantInternalMetadata(t, derivedID), map[string]obj{
 					"gateway-config": wantGatewayConfigMap(t, envoy),
-					"gateway": wantGatewayDeployment(t, envoy).with(t,
+					"gateway": wantGatewayDeploymentWithoutWake(t, envoy).with(t,
 						"spec.template.spec.serviceAccountName", "firebolt-gateway",
 						"spec.template.spec.automountServiceAccountToken", nil),
 					"gateway-service": wantGatewayService(t),
 					"gateway-pdb":     wantGatewayPDB(t),
 				})
 				return want{
-					status:     status("Provisioning", derivedID, false, false),
-					resources:  res,
-					readyRes:   secretReady,
-					conditions: []*fnv1.Condition{cond("MetadataReady", false, "Provisioning", `waiting for PostgreSQL StatefulSet "demo-metadata-pg" to become ready and Deployment "demo-metadata" to become available`), provisioning[1]},
-					ttl:        provisioningTTL,
+					status:    status("Provisioning", derivedID, false, false),
+					resources: res,
+					readyRes:  secretReady,
+					conditions: []*fnv1.Condition{
+						cond("MetadataReady", false, "Provisioning", `waiting for PostgreSQL StatefulSet "demo-metadata-pg" to become ready and Deployment "demo-metadata" to become available`), provisioning[1],
+						cond("WakeOnZero", false, "WakeOnZeroDisabled", `spec.gateway.template.spec.serviceAccountName names "firebolt-gateway": the gateway runs no wake agent, so a query for an auto-stopped engine is not held and does not wake it`),
+					},
+					ttl: provisioningTTL,
 				}
 			},
 		},

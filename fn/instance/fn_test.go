@@ -138,7 +138,7 @@ func TestRunFunctionInternalPostgres(t *testing.T) {
 					status:    status("Provisioning", derivedID, false, false),
 					resources: all(t),
 					readyRes: allReady("postgres-credentials", "postgres", "postgres-headless", "metadata-config", "metadata-service",
-						"gateway-config", "gateway-service", "gateway-pdb", "gateway-serviceaccount"),
+						"gateway-config", "gateway-service", "gateway-pdb", "gateway-serviceaccount", "gateway-role", "gateway-rolebinding"),
 					conditions: []*fnv1.Condition{
 						cond("MetadataReady", false, "Provisioning", `waiting for Deployment "demo-metadata" to become available`),
 						cond("GatewayReady", false, "Provisioning", `waiting for Deployment "demo-gateway" to become available`),

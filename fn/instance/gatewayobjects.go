@@ -39,6 +39,9 @@ type gatewayParams struct {
 	ConfigHash  string
 	// Template is the user's spec.gateway.template, already validated.
 	Template *corev1.PodTemplateSpec
+	// WakeAgent is the wake agent's image; the sidecar runs only while the
+	// gateway has the instance's own service account (wakeEnabled).
+	WakeAgent string
 }
 
 // userServiceAccount is the service account the user's gateway template
@@ -120,13 +123,17 @@ func renderGatewayDeployment(n names, p gatewayParams) *appsv1.Deployment {
 			},
 		},
 	}
+	wake := wakeEnabled(p.Template)
+	if wake {
+		operator.Spec.Containers = append(operator.Spec.Containers, wakeAgentSidecar(p.WakeAgent))
+	}
 	tpl := podtemplate.Merge(operator, nil, p.Template, podtemplate.GatewayRules)
 
-	// The operator's service account has no consumer for its token yet
-	// (wake-on-zero is not implemented), so it is not mounted; a user's
-	// service account is the user's business.
-	if userServiceAccount(p.Template) == "" {
-		tpl.Spec.AutomountServiceAccountToken = ptr.To(false)
+	// The wake agent is the only consumer of the operator's service
+	// account token; a user's service account is the user's business.
+	if wake {
+		tpl.Spec.AutomountServiceAccountToken = ptr.To(true)
+		withEnvoyMemoryLimit(&tpl)
 	}
 	tpl.Spec.EnableServiceLinks = ptr.To(false)
 

@@ -124,7 +124,13 @@ func b64(s string) string {
 // ConfigMap carries exactly it is this one's.
 func envoyConfig(t *testing.T, metricsPort int32) string {
 	t.Helper()
-	b, err := envoyconfig.Config(envoyconfig.Params{Namespace: namespace, MetricsPort: metricsPort})
+	return envoyConfigWake(t, metricsPort, true)
+}
+
+// envoyConfigWake is envoyConfig with or without the wake agent.
+func envoyConfigWake(t *testing.T, metricsPort int32, wake bool) string {
+	t.Helper()
+	b, err := envoyconfig.Config(envoyconfig.Params{Namespace: namespace, MetricsPort: metricsPort, WakeAgent: wake})
 	if err != nil {
 		t.Fatal(err)
 	}

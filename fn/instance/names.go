@@ -27,6 +27,8 @@ const (
 	RNGatewayService        resource.Name = "gateway-service"
 	RNGatewayPDB            resource.Name = "gateway-pdb"
 	RNGatewayServiceAccount resource.Name = "gateway-serviceaccount"
+	RNGatewayRole           resource.Name = "gateway-role"
+	RNGatewayRoleBinding    resource.Name = "gateway-rolebinding"
 )
 
 // Labels on every composed object.

@@ -246,8 +246,46 @@ metadata:
 const preStop = `exec 3<>/dev/tcp/127.0.0.1/9901 && printf 'POST /healthcheck/fail HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: 0\r\n\r\n' >&3; sleep 8`
 
 // wantGatewayDeployment is the gateway Deployment with the defaults: two
-// replicas, metrics on 9090, the operator's service account.
+// replicas, metrics on 9090, the operator's service account and the wake
+// agent beside Envoy.
 func wantGatewayDeployment(t *testing.T, envoy string) obj {
+	return wantGatewayDeploymentWithoutWake(t, envoy).with(t,
+		"spec.template.spec.automountServiceAccountToken", true,
+		"spec.template.spec.containers[1]", parse(t, `
+name: wake-agent
+image: ghcr.io/firebolt-db/function-firebolt:v0.1.0
+args: [wake-agent, --address=127.0.0.1:9902, --metrics-address=:9903]
+env:
+- name: POD_NAMESPACE
+  valueFrom: {fieldRef: {apiVersion: v1, fieldPath: metadata.namespace}}
+ports:
+- {name: wake-metrics, containerPort: 9903, protocol: TCP}
+resources:
+  requests: {cpu: 10m, memory: 32Mi}
+  limits: {memory: 256Mi}
+livenessProbe:
+  httpGet: {path: /healthz, port: wake-metrics}
+  periodSeconds: 15
+  timeoutSeconds: 2
+  failureThreshold: 3
+readinessProbe:
+  httpGet: {path: /healthz, port: wake-metrics}
+  periodSeconds: 5
+  timeoutSeconds: 2
+  failureThreshold: 2
+securityContext:
+  runAsNonRoot: true
+  runAsUser: 65532
+  readOnlyRootFilesystem: true
+  allowPrivilegeEscalation: false
+  capabilities: {drop: [ALL]}
+`))
+}
+
+// wantGatewayDeploymentWithoutWake is the gateway Deployment of a gateway
+// that runs no wake agent (a user's service account), its token not
+// mounted.
+func wantGatewayDeploymentWithoutWake(t *testing.T, envoy string) obj {
 	return parse(t, `
 apiVersion: apps/v1
 kind: Deployment
@@ -353,6 +391,32 @@ metadata:
   name: demo-gateway
   namespace: firebolt
   labels: {firebolt.io/instance: demo, firebolt.io/component: gateway}
+`),
+		"gateway-role": parse(t, `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: demo-gateway
+  namespace: firebolt
+  labels: {firebolt.io/instance: demo, firebolt.io/component: gateway}
+rules:
+- apiGroups: [compute.firebolt.io]
+  resources: [fireboltengines]
+  verbs: [get, list, patch]
+- apiGroups: [discovery.k8s.io]
+  resources: [endpointslices]
+  verbs: [get, list, watch]
+`),
+		"gateway-rolebinding": parse(t, `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: demo-gateway
+  namespace: firebolt
+  labels: {firebolt.io/instance: demo, firebolt.io/component: gateway}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: demo-gateway}
+subjects:
+- {kind: ServiceAccount, name: demo-gateway, namespace: firebolt}
 `),
 	}
 }

@@ -135,6 +135,13 @@ type Images struct {
 	// data directory is bound to its PostgreSQL major version.
 	// +optional
 	Postgres string `json:"postgres,omitempty"`
+
+	// WakeAgent is the image of the gateway's wake agent sidecar: the
+	// function's own image, which runs the agent as `function wake-agent`.
+	// Default ghcr.io/firebolt-db/function-firebolt at this function's
+	// version; set it when the Function package is published elsewhere.
+	// +optional
+	WakeAgent string `json:"wakeAgent,omitempty"`
 }
 
 // ResourceBounds are maxima for the engine container's resources; zero or

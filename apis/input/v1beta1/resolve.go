@@ -31,7 +31,14 @@ const (
 	// PostgreSQL 16, as the original: a data directory is bound to its
 	// major version, so a volume from the original starts only on 16.
 	DefaultPostgresImage = "postgres:16-alpine"
+	// DefaultWakeAgentImage is the image the Function package ships (its
+	// runtime image is the package's own reference).
+	DefaultWakeAgentImage = "ghcr.io/firebolt-db/function-firebolt:" + FunctionVersion
 )
+
+// FunctionVersion is the version the Function package is published at by
+// default (the Makefile's VERSION).
+const FunctionVersion = "v0.1.0"
 
 // Defaults Resolve applies to other unset fields.
 const (
@@ -96,11 +103,12 @@ func (in *Input) Resolve() (Resolved, error) {
 
 	r := Resolved{
 		Images: Images{
-			Engine:   image(&errs, spec.Child("images", "engine"), s.Images.Engine, DefaultEngineImage),
-			EngineUI: image(&errs, spec.Child("images", "engineUI"), s.Images.EngineUI, ""),
-			Metadata: image(&errs, spec.Child("images", "metadata"), s.Images.Metadata, DefaultMetadataImage),
-			Gateway:  image(&errs, spec.Child("images", "gateway"), s.Images.Gateway, DefaultGatewayImage),
-			Postgres: image(&errs, spec.Child("images", "postgres"), s.Images.Postgres, DefaultPostgresImage),
+			Engine:    image(&errs, spec.Child("images", "engine"), s.Images.Engine, DefaultEngineImage),
+			EngineUI:  image(&errs, spec.Child("images", "engineUI"), s.Images.EngineUI, ""),
+			Metadata:  image(&errs, spec.Child("images", "metadata"), s.Images.Metadata, DefaultMetadataImage),
+			Gateway:   image(&errs, spec.Child("images", "gateway"), s.Images.Gateway, DefaultGatewayImage),
+			Postgres:  image(&errs, spec.Child("images", "postgres"), s.Images.Postgres, DefaultPostgresImage),
+			WakeAgent: image(&errs, spec.Child("images", "wakeAgent"), s.Images.WakeAgent, DefaultWakeAgentImage),
 		},
 		EngineResourceBounds: corev1.ResourceList{},
 		MetricScrapeMode:     DefaultMetricScrapeMode,

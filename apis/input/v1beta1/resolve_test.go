@@ -19,10 +19,11 @@ import (
 func defaults() Resolved {
 	return Resolved{
 		Images: Images{
-			Engine:   "oci.firebolt.io/firebolt-db/engine:release-5.0.0-pre.0.20260815074041.524de236b514",
-			Metadata: "ghcr.io/firebolt-db/metadata:release-5.0.0-pre.0.20260815074041.524de236b514",
-			Gateway:  "envoyproxy/envoy:v1.37.2",
-			Postgres: "postgres:16-alpine",
+			Engine:    "oci.firebolt.io/firebolt-db/engine:release-5.0.0-pre.0.20260815074041.524de236b514",
+			Metadata:  "ghcr.io/firebolt-db/metadata:release-5.0.0-pre.0.20260815074041.524de236b514",
+			Gateway:   "envoyproxy/envoy:v1.37.2",
+			Postgres:  "postgres:16-alpine",
+			WakeAgent: "ghcr.io/firebolt-db/function-firebolt:v0.1.0",
 		},
 		EngineResourceBounds: corev1.ResourceList{},
 		MetricScrapeMode:     v1alpha1.MetricScrapeModeApiserverProxy,
@@ -68,11 +69,12 @@ func TestResolve(t *testing.T) {
 			reason: "Set fields win over the defaults; zero bounds stay unbounded.",
 			in: &Input{Spec: InputSpec{
 				Images: Images{
-					Engine:   "registry.example.com/firebolt/engine:4.1",
-					EngineUI: "registry.example.com/firebolt/ui:1",
-					Metadata: "registry.example.com/firebolt/metadata@sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-					Gateway:  "envoyproxy/envoy:v1.36.2",
-					Postgres: "postgres:16-alpine",
+					Engine:    "registry.example.com/firebolt/engine:4.1",
+					EngineUI:  "registry.example.com/firebolt/ui:1",
+					Metadata:  "registry.example.com/firebolt/metadata@sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+					Gateway:   "envoyproxy/envoy:v1.36.2",
+					Postgres:  "postgres:16-alpine",
+					WakeAgent: "registry.example.com/firebolt/function-firebolt:v9",
 				},
 				EngineResourceBounds: ResourceBounds{MaxCPU: q("8"), MaxMemory: q("32Gi"), MaxEphemeralStorage: q("0")},
 				MetricScrapeMode:     "PodIP",
@@ -81,11 +83,12 @@ func TestResolve(t *testing.T) {
 			}},
 			want: Resolved{
 				Images: Images{
-					Engine:   "registry.example.com/firebolt/engine:4.1",
-					EngineUI: "registry.example.com/firebolt/ui:1",
-					Metadata: "registry.example.com/firebolt/metadata@sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-					Gateway:  "envoyproxy/envoy:v1.36.2",
-					Postgres: "postgres:16-alpine",
+					Engine:    "registry.example.com/firebolt/engine:4.1",
+					EngineUI:  "registry.example.com/firebolt/ui:1",
+					Metadata:  "registry.example.com/firebolt/metadata@sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+					Gateway:   "envoyproxy/envoy:v1.36.2",
+					Postgres:  "postgres:16-alpine",
+					WakeAgent: "registry.example.com/firebolt/function-firebolt:v9",
 				},
 				EngineResourceBounds: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi")},
 				MetricScrapeMode:     v1alpha1.MetricScrapeModePodIP,

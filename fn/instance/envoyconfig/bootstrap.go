@@ -6,6 +6,8 @@ const (
 	statsListenerName  = "stats_listener"
 	dfpClusterName     = "dynamic_forward_proxy"
 	adminClusterName   = "admin_stats"
+	// wakeAgentClusterName is the Lua filter's httpCall target.
+	wakeAgentClusterName = "wake_agent"
 )
 
 // 2 MiB on the client listener and the upstream cluster alike: the router can
@@ -21,10 +23,7 @@ func newBootstrap(p Params) bootstrap {
 				clientListener(p),
 				statsListener(p),
 			},
-			Clusters: []cluster{
-				engineCluster(),
-				adminStatsCluster(),
-			},
+			Clusters: clusters(p),
 		},
 		// Loopback only: the admin interface can stop the server and flip
 		// health. The metrics listener exposes just StatsPath from it.
@@ -42,4 +41,12 @@ func socketAddress(host string, port int32) address {
 		Address:   host,
 		PortValue: uint32(port), //nolint:gosec // validated 1-65535
 	}}
+}
+
+func clusters(p Params) []cluster {
+	cs := []cluster{engineCluster(), adminStatsCluster()}
+	if p.WakeAgent {
+		cs = append(cs, wakeAgentCluster())
+	}
+	return cs
 }

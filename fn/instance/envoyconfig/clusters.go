@@ -103,3 +103,20 @@ func adminStatsCluster() cluster {
 		},
 	}
 }
+
+// wakeAgentCluster reaches the wake agent's /hold on loopback. The Lua
+// filter treats an unreachable agent as "route through" (fail open), so a
+// short connect timeout only shortens that path.
+func wakeAgentCluster() cluster {
+	return cluster{
+		Name:           wakeAgentClusterName,
+		ConnectTimeout: dur(250 * time.Millisecond),
+		Type:           "STATIC",
+		LoadAssignment: &clusterLoadAssignment{
+			ClusterName: wakeAgentClusterName,
+			Endpoints: []localityLbEndpoints{{LbEndpoints: []lbEndpoint{{
+				Endpoint: endpoint{Address: socketAddress(loopback, WakeAgentHoldPort)},
+			}}}},
+		},
+	}
+}

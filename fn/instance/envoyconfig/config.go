@@ -10,6 +10,7 @@ package envoyconfig
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -55,7 +56,24 @@ type Params struct {
 
 	// MetricsPort is spec.gateway.metricsPort; zero means 9090.
 	MetricsPort int32
+
+	// WakeAgent: the gateway pod runs the wake agent, and the Lua filter
+	// asks it, as its last step, whether to hold a request for an engine
+	// that has no ready endpoint.
+	WakeAgent bool
 }
+
+// The wake agent's fixed ports in the gateway pod: /hold on loopback for
+// the Lua filter, metrics and health on every address.
+const (
+	WakeAgentHoldPort    int32 = 9902
+	WakeAgentMetricsPort int32 = 9903
+
+	// WakeHoldTimeout bounds the Lua filter's call to the agent: the
+	// agent's own hold timeout (120 s by default) plus a margin, so the
+	// agent answers first.
+	WakeHoldTimeout = 125 * time.Second
+)
 
 // Config returns envoy.yaml for an instance. The bytes are deterministic for
 // a given binary: keys are sorted and nothing depends on map order, the clock
@@ -112,10 +130,14 @@ func validate(p Params) field.ErrorList {
 		errs = append(errs, field.Invalid(mp, p.MetricsPort, msg))
 	}
 	// Envoy refuses to start when two listeners (or a listener and admin)
-	// bind the same port.
+	// bind the same port; the wake agent shares the pod's network.
 	if p.MetricsPort == ListenerPort || p.MetricsPort == AdminPort {
 		errs = append(errs, field.Invalid(mp, p.MetricsPort,
 			fmt.Sprintf("must differ from the gateway's listener port %d and admin port %d", ListenerPort, AdminPort)))
+	}
+	if p.WakeAgent && (p.MetricsPort == WakeAgentHoldPort || p.MetricsPort == WakeAgentMetricsPort) {
+		errs = append(errs, field.Invalid(mp, p.MetricsPort,
+			fmt.Sprintf("must differ from the wake agent's ports %d and %d", WakeAgentHoldPort, WakeAgentMetricsPort)))
 	}
 	return errs
 }

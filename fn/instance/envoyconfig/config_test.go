@@ -378,7 +378,8 @@ func TestConfigScriptIsEmbeddedFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Config: %v", err)
 	}
-	want := `local engine_authority_suffix = "-service.analytics.svc.cluster.local:3473"` + "\n" + routeLua
+	want := `local engine_authority_suffix = "-service.analytics.svc.cluster.local:3473"` + "\n" +
+		"local wake_agent_cluster = nil\nlocal wake_hold_timeout_ms = 125000\n" + routeLua
 	if diff := cmp.Diff(want, luaScript(t, parse(t, y))); diff != "" {
 		t.Errorf("Lua filter source: -want +got:\n%s", diff)
 	}
@@ -387,7 +388,9 @@ func TestConfigScriptIsEmbeddedFile(t *testing.T) {
 // Params must stay free of engine-side facts: an engine name, count, replica
 // number or generation here would let engine lifecycle roll the gateway.
 func TestParamsHoldOnlyInstanceFacts(t *testing.T) {
-	want := []string{"Namespace", "ClusterDomain", "MetricsPort"}
+	// WakeAgent is whether the instance's gateway runs the agent: a fact of
+	// the instance (its gateway's service account), never of an engine.
+	want := []string{"Namespace", "ClusterDomain", "MetricsPort", "WakeAgent"}
 	fields := reflect.VisibleFields(reflect.TypeFor[Params]())
 	got := make([]string, 0, len(fields))
 	for _, f := range fields {
@@ -405,11 +408,12 @@ func genParams() *rapid.Generator[Params] {
 			ClusterDomain: rapid.SampledFrom([]string{"", "cluster.local", "corp.example", "k8s.internal"}).Draw(t, "clusterDomain"),
 			MetricsPort: rapid.Custom(func(t *rapid.T) int32 {
 				p := rapid.Int32Range(0, 65535).Draw(t, "port")
-				if p == ListenerPort || p == AdminPort {
+				if p == ListenerPort || p == AdminPort || p == WakeAgentHoldPort || p == WakeAgentMetricsPort {
 					return DefaultMetricsPort
 				}
 				return p
 			}).Draw(t, "metricsPort"),
+			WakeAgent: rapid.Bool().Draw(t, "wakeAgent"),
 		}
 	})
 }

@@ -18,6 +18,7 @@ var goldenParams = map[string]Params{
 	"defaults":              {Namespace: "analytics"},
 	"custom-metrics-port":   {Namespace: "team-a", MetricsPort: 9191},
 	"custom-cluster-domain": {Namespace: "analytics", ClusterDomain: "corp.example", MetricsPort: 9090},
+	"wake-agent":            {Namespace: "analytics", WakeAgent: true},
 }
 
 func TestConfigGolden(t *testing.T) {

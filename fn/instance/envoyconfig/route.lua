@@ -3,10 +3,12 @@
 -- gateway's own /healthz never gets here) and before the dynamic forward
 -- proxy, which resolves whatever :authority this script leaves behind.
 --
--- The renderer prepends one line that defines engine_authority_suffix, the
--- instance-specific "-service.<namespace>.svc.<domain>:<port>" tail. Every
--- request that is not rejected leaves with its :authority rewritten to an
--- engine Service, so the proxy can never be pointed at an arbitrary host.
+-- The renderer prepends lines that define engine_authority_suffix, the
+-- instance-specific "-service.<namespace>.svc.<domain>:<port>" tail,
+-- wake_agent_cluster (the wake agent's cluster, nil when the gateway runs
+-- none) and wake_hold_timeout_ms. Every request that is not rejected leaves
+-- with its :authority rewritten to an engine Service, so the proxy can never
+-- be pointed at an arbitrary host.
 
 local max_label_length = 63
 
@@ -90,6 +92,33 @@ local function reject(handle, reason)
   handle:respond({[":status"] = "400"}, reason)
 end
 
+-- Asks the wake agent about the engine, as the last step: the agent answers
+-- at once when the engine has a ready endpoint, and otherwise stamps demand
+-- and holds the call until the engine is ready or its hold times out. Only
+-- an answer that carries the agent's decision header can stop the request;
+-- Envoy's own reply when the agent is unreachable has none, so a broken
+-- agent never takes the gateway down with it (fail open).
+local function wait_for_engine(handle, engine)
+  if wake_agent_cluster == nil then
+    return
+  end
+  local reply = handle:httpCall(wake_agent_cluster, {
+    [":method"] = "GET",
+    [":path"] = "/hold?engine=" .. engine,
+    [":authority"] = "wake-agent",
+  }, "", wake_hold_timeout_ms)
+  if reply == nil or reply[":status"] == "200" or reply["x-firebolt-wake-decision"] == nil then
+    return
+  end
+  local retry = reply["retry-after"]
+  if retry == nil or not string.find(retry, "^%d+$") or #retry > 4 then
+    retry = "10"
+  end
+  handle:respond({[":status"] = "503", ["retry-after"] = retry,
+    ["x-firebolt-wake-decision"] = reply["x-firebolt-wake-decision"]},
+    "engine is not available; retry shortly")
+end
+
 function envoy_on_request(handle)
   local headers = handle:headers()
   local path = headers:get(":path") or ""
@@ -118,4 +147,5 @@ function envoy_on_request(handle)
   end
   headers:replace("x-firebolt-engine", engine)
   headers:replace(":authority", engine .. engine_authority_suffix)
+  wait_for_engine(handle, engine)
 end

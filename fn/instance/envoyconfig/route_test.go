@@ -68,6 +68,17 @@ func (s *stream) replace(key, value string) {
 
 type envoyStandIn struct {
 	L *lua.LState
+	// agent answers the script's httpCall; nil fails any call.
+	agent func(call agentCall) map[string]string
+	calls []agentCall
+}
+
+// agentCall is one httpCall the script made.
+type agentCall struct {
+	Cluster   string
+	Headers   map[string]string
+	Body      string
+	TimeoutMS int
 }
 
 const (
@@ -79,6 +90,7 @@ func newEnvoy(t *testing.T, script string) *envoyStandIn {
 	t.Helper()
 	L := lua.NewState()
 	t.Cleanup(L.Close)
+	e := &envoyStandIn{L: L}
 
 	streamOf := func(L *lua.LState) *stream {
 		s, ok := L.CheckUserData(1).Value.(*stream)
@@ -116,6 +128,24 @@ func newEnvoy(t *testing.T, script string) *envoyStandIn {
 			s.reply = r
 			return 0
 		},
+		// httpCall(cluster, headers, body, timeout_ms) returns the reply's
+		// headers and body, as Envoy's synchronous call does.
+		"httpCall": func(L *lua.LState) int {
+			streamOf(L)
+			c := agentCall{Cluster: L.CheckString(2), Headers: map[string]string{}, Body: L.CheckString(4), TimeoutMS: L.CheckInt(5)}
+			L.CheckTable(3).ForEach(func(k, v lua.LValue) { c.Headers[k.String()] = v.String() })
+			e.calls = append(e.calls, c)
+			if e.agent == nil {
+				L.RaiseError("httpCall to %s without an agent", c.Cluster)
+			}
+			reply := L.NewTable()
+			for k, v := range e.agent(c) {
+				reply.RawSetString(k, lua.LString(v))
+			}
+			L.Push(reply)
+			L.Push(lua.LString(""))
+			return 2
+		},
 	}))
 	headersMT := L.NewTypeMetatable(headersType)
 	L.SetField(headersMT, "__index", L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
@@ -141,7 +171,7 @@ func newEnvoy(t *testing.T, script string) *envoyStandIn {
 	if err := L.DoString(script); err != nil {
 		t.Fatalf("script does not load: %v", err)
 	}
-	return &envoyStandIn{L: L}
+	return e
 }
 
 func (e *envoyStandIn) request(headers []header) (outcome, error) {
