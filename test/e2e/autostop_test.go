@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"testing"
 	"time"
 
@@ -144,5 +146,99 @@ func TestAutoStopIdlesHoldsAndWakes(t *testing.T) {
 	}
 	if r := s.claimReplicas(idle); r != 2 {
 		t.Errorf("the product changed the spec.replicas of claim idle to %d", r)
+	}
+}
+
+// Issue 10, gateway side, on the real control plane: the wake agent, run as
+// a real process with the token of the gateway ServiceAccount the instance
+// composes (so with exactly its Role), holds a request for an auto-stopped
+// engine, stamps the claim, and releases the request once the woken
+// generation has a ready endpoint; the next request for it is routed at
+// once. The claim's spec.replicas is never changed.
+func TestWakeAgentHoldsStampsAndReleases(t *testing.T) {
+	s := newScenario(t, "s-wake")
+	inst := s.instance("demo")
+	s.apply(inst)
+	s.waitInstanceReady(inst)
+	eng := s.autoStopEngine("sleepy")
+	s.apply(eng)
+	s.waitStable(eng, -1)
+	st := s.waitEngine(eng, rolloutTimeout, "auto-stopped", func(e engineState) bool {
+		return e.Phase == "stopped" && e.EngineReady.Reason == "AutoStopped"
+	})
+
+	const hold, metrics = "127.0.0.1:19902", "127.0.0.1:19903"
+	agent, err := cp.StartWakeAgent(s.ctx, s.ns, "demo-gateway", hold, metrics)
+	s.must(err)
+	t.Cleanup(agent.Stop)
+
+	// The agent routes everything through until its EndpointSlice cache
+	// has synced; the first answer that is not "unsynced" is the hold.
+	type answer struct {
+		status   int
+		decision string
+		err      error
+		took     time.Duration
+	}
+	ask := func(engine string) answer {
+		ctx, cancel := context.WithTimeout(s.ctx, 3*time.Minute)
+		defer cancel()
+		start := time.Now()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+hold+"/hold?engine="+engine, nil)
+		if err != nil {
+			return answer{err: err}
+		}
+		rsp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return answer{err: err}
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(rsp.Body, 1<<16))
+		_ = rsp.Body.Close()
+		return answer{status: rsp.StatusCode, decision: rsp.Header.Get("x-firebolt-wake-decision"), took: time.Since(start)}
+	}
+	held := make(chan answer, 1)
+	go func() {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			a := ask("sleepy")
+			if a.err != nil || a.decision != "unsynced" || time.Now().After(deadline) {
+				held <- a
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+
+	s.wait(rolloutTimeout, "the wake stamp on the claim", func(ctx context.Context) (bool, string, error) {
+		u, err := s.get(eng)
+		if err != nil || u == nil {
+			return false, fmt.Sprintf("claim: %v", err), nil
+		}
+		v := u.GetAnnotations()["firebolt.io/wake-requested"]
+		_, perr := time.Parse(time.RFC3339, v)
+		return perr == nil, fmt.Sprintf("annotation %q", v), nil
+	})
+	select {
+	case a := <-held:
+		t.Fatalf("the request for the stopped engine was answered before the engine woke: %+v", a)
+	default:
+	}
+	s.waitStable(eng, st.Active)
+
+	var a answer
+	select {
+	case a = <-held:
+	case <-time.After(rolloutTimeout):
+		t.Fatal("the held request was not released within the rollout timeout after the engine became stable")
+	}
+	if a.err != nil || a.status != http.StatusOK || a.decision != "released" {
+		t.Fatalf("held request: %+v, want 200 released", a)
+	}
+	t.Logf("held request released after %s", a.took.Round(100*time.Millisecond))
+	if fast := ask("sleepy"); fast.status != http.StatusOK || fast.decision != "ready" {
+		t.Errorf("request for the woken engine: %+v, want 200 ready", fast)
+	}
+	if r := s.claimReplicas(eng); r != 2 {
+		t.Errorf("the product changed the claim's spec.replicas to %d", r)
 	}
 }
