@@ -31,7 +31,9 @@ func WatchEndpointSlices(ctx context.Context, client discoveryclient.EndpointSli
 			return slices.Watch(ctx, o)
 		},
 	}
-	inf := cache.NewSharedIndexInformer(lw, &discoveryv1.EndpointSlice{}, informerResync, cache.Indexers{})
+	// A client that cannot stream the initial list as a watch (a test's
+	// fake) says so; the reflector then lists and watches.
+	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, client), &discoveryv1.EndpointSlice{}, informerResync, cache.Indexers{})
 	// The cache keeps only what readiness is computed from: a namespace's
 	// slices carry addresses, topology and managed fields that would sit in
 	// the gateway pod's memory unread.

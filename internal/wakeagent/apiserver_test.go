@@ -1,0 +1,81 @@
+package wakeagent
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+)
+
+// patch is a request the fake API server received.
+type patch struct {
+	Method      string
+	Path        string
+	ContentType string
+	Body        string
+}
+
+// fakeAPI is an API server that takes FireboltEngine patches, records
+// them, and answers with the claim, or with fail's status when set.
+type fakeAPI struct {
+	srv *httptest.Server
+
+	mu      sync.Mutex
+	patches []patch
+	fail    int
+}
+
+func newFakeAPI(t *testing.T) *fakeAPI {
+	t.Helper()
+	a := &fakeAPI{}
+	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
+func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	a.mu.Lock()
+	a.patches = append(a.patches, patch{Method: r.Method, Path: r.URL.Path, ContentType: r.Header.Get("Content-Type"), Body: string(body)})
+	fail := a.fail
+	a.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if fail != 0 {
+		w.WriteHeader(fail)
+		_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "v1", "kind": "Status", "status": "Failure", "code": fail, "reason": "Forbidden", "message": "forbidden"})
+		return
+	}
+	parts := strings.Split(r.URL.Path, "/")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngine",
+		"metadata": map[string]any{"name": parts[len(parts)-1], "namespace": testNamespace},
+	})
+}
+
+func (a *fakeAPI) failWith(code int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.fail = code
+}
+
+func (a *fakeAPI) received() []patch {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]patch(nil), a.patches...)
+}
+
+// stamper is a ClaimStamper for testNamespace through the fake server.
+func (a *fakeAPI) stamper(t *testing.T) ClaimStamper {
+	t.Helper()
+	c, err := dynamic.NewForConfig(&rest.Config{Host: a.srv.URL, BearerToken: "secret-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ClaimStamper{Client: c, Namespace: testNamespace}
+}
