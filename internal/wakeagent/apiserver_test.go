@@ -39,7 +39,14 @@ func newFakeAPI(t *testing.T) *fakeAPI {
 	return a
 }
 
+// slicesPath lists and watches testNamespace's EndpointSlices.
+const slicesPath = "/apis/discovery.k8s.io/v1/namespaces/gw/endpointslices"
+
 func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == slicesPath {
+		serveNoSlices(w, r)
+		return
+	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	a.mu.Lock()
 	a.patches = append(a.patches, patch{Method: r.Method, Path: r.URL.Path, ContentType: r.Header.Get("Content-Type"), Body: string(body)})
@@ -78,4 +85,24 @@ func (a *fakeAPI) stamper(t *testing.T) ClaimStamper {
 		t.Fatal(err)
 	}
 	return ClaimStamper{Client: c, Namespace: testNamespace}
+}
+
+// serveNoSlices answers a list of EndpointSlices with none, and a watch of
+// them with, when the client streams the initial list, the bookmark that
+// ends the (empty) list, then nothing until the client goes.
+func serveNoSlices(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	q := r.URL.Query()
+	if q.Get("watch") != "true" {
+		_, _ = io.WriteString(w, `{"kind":"EndpointSliceList","apiVersion":"discovery.k8s.io/v1","metadata":{"resourceVersion":"1"},"items":[]}`)
+		return
+	}
+	if q.Get("sendInitialEvents") == "true" {
+		_, _ = io.WriteString(w, `{"type":"BOOKMARK","object":{"kind":"EndpointSlice","apiVersion":"discovery.k8s.io/v1",`+
+			`"metadata":{"resourceVersion":"1","annotations":{"k8s.io/initial-events-end":"true"}},"addressType":"IPv4","endpoints":null}}`+"\n")
+	}
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	<-r.Context().Done()
 }
