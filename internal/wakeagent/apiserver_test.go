@@ -1,7 +1,7 @@
 package wakeagent
 
 import (
-	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -55,14 +55,12 @@ func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	if fail != 0 {
 		w.WriteHeader(fail)
-		_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "v1", "kind": "Status", "status": "Failure", "code": fail, "reason": "Forbidden", "message": "forbidden"})
+		_, _ = fmt.Fprintf(w, `{"apiVersion":"v1","kind":"Status","status":"Failure","code":%d,"reason":"Forbidden","message":"forbidden"}`, fail)
 		return
 	}
-	parts := strings.Split(r.URL.Path, "/")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngine",
-		"metadata": map[string]any{"name": parts[len(parts)-1], "namespace": testNamespace},
-	})
+	// The name is a validated engine name: nothing in it needs quoting.
+	name := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
+	_, _ = fmt.Fprintf(w, `{"apiVersion":"compute.firebolt.io/v1alpha1","kind":"FireboltEngine","metadata":{"name":%q,"namespace":%q}}`, name, testNamespace)
 }
 
 func (a *fakeAPI) failWith(code int) {

@@ -13,7 +13,7 @@ import (
 // (nil: unknown).
 func slice(name, service string, ready ...*bool) *discoveryv1.EndpointSlice {
 	s := &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace, Labels: map[string]string{discoveryv1.LabelServiceName: service}},
+		ObjectMeta:  metav1.ObjectMeta{Name: name, Namespace: testNamespace, Labels: map[string]string{discoveryv1.LabelServiceName: service}},
 		AddressType: discoveryv1.AddressTypeIPv4,
 	}
 	for _, r := range ready {
