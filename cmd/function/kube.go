@@ -8,12 +8,11 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 )
 
-// newKubeClient builds the function's own API client. An explicit kubeconfig
-// must work; without one, the in-cluster service account is used when there
-// is one. Outside a cluster with no kubeconfig (crossplane render on a
-// laptop) it returns nil: composing needs no API access, only drain checks
-// do, and they report the missing client as a condition.
-func newKubeClient(kubeconfig string) (corev1client.CoreV1Interface, error) {
+// newRESTConfig builds the configuration of the binary's own API calls. An
+// explicit kubeconfig must work; without one, the in-cluster service
+// account is used when there is one. Outside a cluster with no kubeconfig
+// it returns nil.
+func newRESTConfig(kubeconfig, userAgent string) (*rest.Config, error) {
 	var cfg *rest.Config
 	var err error
 	switch {
@@ -31,7 +30,19 @@ func newKubeClient(kubeconfig string) (corev1client.CoreV1Interface, error) {
 			return nil, errors.Wrap(err, "cannot load in-cluster config")
 		}
 	}
-	cfg.UserAgent = "function-firebolt"
+	cfg.UserAgent = userAgent
+	return cfg, nil
+}
+
+// newCoreClient builds the function's own API client. Outside a cluster
+// with no kubeconfig (crossplane render on a laptop) it returns nil:
+// composing needs no API access, only drain checks do, and they report the
+// missing client as a condition.
+func newCoreClient(kubeconfig string) (corev1client.CoreV1Interface, error) {
+	cfg, err := newRESTConfig(kubeconfig, "function-firebolt")
+	if err != nil || cfg == nil {
+		return nil, err
+	}
 	// client-go's default (5 QPS, burst 10) would queue the pod and event
 	// lists of many engines draining at once; scrapes have their own limit.
 	cfg.QPS, cfg.Burst = 50, 100

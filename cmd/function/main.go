@@ -15,10 +15,19 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
 )
 
-// CLI is the function's command line. The flag names are those Crossplane's
+// CLI is the binary's command line: the function, and the gateway's wake
+// agent, which ships in the same image so that one image version serves
+// both. Serving the function is the default command, so the image runs as
+// Crossplane's package runtime starts it, with flags and no command.
+type CLI struct {
+	Serve     ServeCmd     `cmd:"" default:"withargs" help:"Serve the composition function over gRPC (the default)."`
+	WakeAgent WakeAgentCmd `cmd:"" name:"wake-agent"  help:"Run the gateway's wake agent: hold requests for stopped engines and stamp their claims to wake them."`
+}
+
+// ServeCmd serves the function. The flag names are those Crossplane's
 // function specification requires (--debug, --insecure, --tls-certs-dir)
 // plus the ones every SDK-based function offers.
-type CLI struct {
+type ServeCmd struct {
 	Debug bool `help:"Emit debug logs in addition to info logs." short:"d"`
 
 	Network            string `default:"tcp"   help:"Network on which to listen for gRPC connections."`
@@ -32,7 +41,7 @@ type CLI struct {
 }
 
 // Run serves the function until the process is stopped.
-func (c *CLI) Run() error {
+func (c *ServeCmd) Run() error {
 	log, err := function.NewLogger(c.Debug)
 	if err != nil {
 		return errors.Wrap(err, "cannot create logger")
@@ -44,7 +53,7 @@ func (c *CLI) Run() error {
 		return errors.Errorf("--max-recv-message-size must be positive, got %d", c.MaxRecvMessageSize)
 	}
 
-	kube, err := newKubeClient(c.Kubeconfig)
+	kube, err := newCoreClient(c.Kubeconfig)
 	if err != nil {
 		return err
 	}
