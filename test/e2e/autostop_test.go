@@ -209,7 +209,7 @@ func TestWakeAgentHoldsStampsAndReleases(t *testing.T) {
 		}
 	}()
 
-	s.wait(rolloutTimeout, "the wake stamp on the claim", func(ctx context.Context) (bool, string, error) {
+	s.wait(rolloutTimeout, "the wake stamp on the claim", func(context.Context) (bool, string, error) {
 		u, err := s.get(eng)
 		if err != nil || u == nil {
 			return false, fmt.Sprintf("claim: %v", err), nil

@@ -31,6 +31,8 @@ func TestInstanceProvisions(t *testing.T) {
 		{"ConfigMap", "gateway"}, {"ConfigMap", "metadata"},
 		{"Deployment", "gateway"}, {"Deployment", "metadata"},
 		{"PodDisruptionBudget", "gateway"},
+		// The gateway's identity and the Role its wake agent uses.
+		{"Role", "gateway"}, {"RoleBinding", "gateway"},
 		{"Secret", "postgres"},
 		{"Service", "gateway"}, {"Service", "metadata"}, {"Service", "postgres"},
 		{"ServiceAccount", "gateway"},
