@@ -42,7 +42,7 @@ func Files(p Packages) (map[string][]byte, error) {
 		return nil, err
 	}
 	for _, c := range v1alpha1.Composites {
-		if err := add("composition/"+c.Composition, generated, composition(c.Kind, c.Plural, fn)); err != nil {
+		if err := add("composition/"+c.Composition, generated, composition(c.Kind, c.Plural, fn, input(p, c.Kind))); err != nil {
 			return nil, err
 		}
 	}
@@ -82,7 +82,18 @@ func configurationMeta(p Packages, functionVersion string) obj {
 	}
 }
 
-func composition(kind, plural, function string) obj {
+// input is a Composition's function input. The instance's names the wake
+// agent's image: the Function package this Configuration is built with,
+// whose runtime image runs the agent, wherever it is published.
+func input(p Packages, kind string) obj {
+	in := obj{"apiVersion": "firebolt.fn.crossplane.io/v1beta1", "kind": "Input"}
+	if kind == v1alpha1.XFireboltInstanceKind {
+		in["spec"] = obj{"images": obj{"wakeAgent": p.FunctionPackage() + ":" + p.Version}}
+	}
+	return in
+}
+
+func composition(kind, plural, function string, input obj) obj {
 	return obj{
 		"apiVersion": "apiextensions.crossplane.io/v1",
 		"kind":       "Composition",
@@ -98,7 +109,7 @@ func composition(kind, plural, function string) obj {
 				"functionRef": obj{"name": function},
 				// The function applies its own defaults; an Input here only
 				// overrides them (images, bounds, scrape limits, TTLs).
-				"input": obj{"apiVersion": "firebolt.fn.crossplane.io/v1beta1", "kind": "Input"},
+				"input": input,
 			}},
 		},
 	}

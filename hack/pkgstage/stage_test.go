@@ -140,3 +140,41 @@ func TestFunctionConstraintHasUpperBound(t *testing.T) {
 		})
 	}
 }
+
+// The instance's function input names the wake agent's image as the Function
+// package this Configuration is built with, wherever it is published; the
+// other kinds take the function's defaults.
+func TestWakeAgentImageFollowsThePackage(t *testing.T) {
+	files, err := Files(Packages{Registry: "xpkg.example.org/acme", Version: "v1.4.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range v1alpha1.Composites {
+		var comp struct {
+			Spec struct {
+				Pipeline []struct {
+					Input struct {
+						Spec *struct {
+							Images struct {
+								WakeAgent string `json:"wakeAgent"`
+							} `json:"images"`
+						} `json:"spec"`
+					} `json:"input"`
+				} `json:"pipeline"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal(files["composition/"+c.Composition], &comp); err != nil {
+			t.Fatal(err)
+		}
+		if len(comp.Spec.Pipeline) != 1 {
+			t.Fatalf("%s: %d pipeline steps, want 1", c.Composition, len(comp.Spec.Pipeline))
+		}
+		in := comp.Spec.Pipeline[0].Input.Spec
+		switch {
+		case c.Kind == v1alpha1.XFireboltInstanceKind && (in == nil || in.Images.WakeAgent != "xpkg.example.org/acme/function-firebolt:v1.4.2"):
+			t.Errorf("%s: input spec %+v, want images.wakeAgent xpkg.example.org/acme/function-firebolt:v1.4.2", c.Composition, in)
+		case c.Kind != v1alpha1.XFireboltInstanceKind && in != nil:
+			t.Errorf("%s: input spec %+v, want none", c.Composition, in)
+		}
+	}
+}
