@@ -57,17 +57,23 @@ func TestEngineCreate(t *testing.T) {
 		return d == "", "(-composite +claim):\n" + d, nil
 	})
 
-	// kubectl get fireng, as a user would look.
-	out, err := cp.Kubectl(s.ctx, "get", "fireng", "-n", s.ns)
-	s.must(err)
-	rows := table(out)
+	// kubectl get fireng, as a user would look. The columns read the
+	// claim, whose conditions Crossplane's claim controller copies from its
+	// cache of the composite: right after a rollout they can lag (or show
+	// a moment older) for a reconcile or two, so the table must settle on
+	// the stable engine rather than show it at one instant.
 	wantRows := []map[string]string{{
 		"NAME": "demo", "REPLICAS": "2", "PHASE": "stable", "GENERATION": fmt.Sprint(st.Active),
 		"SYNCED": "True", "READY": "True",
 	}}
-	if d := cmp.Diff(wantRows, rows, ignoreColumns("AGE", "CONNECTION-SECRET")); d != "" {
-		t.Errorf("kubectl get fireng (-want +got):\n%s\noutput:\n%s", d, out)
-	}
+	s.wait(rolloutTimeout, "kubectl get fireng to show the stable engine", func(ctx context.Context) (bool, string, error) {
+		out, err := cp.Kubectl(ctx, "get", "fireng", "-n", s.ns)
+		if err != nil {
+			return false, harness.SeenErr(err), nil
+		}
+		d := cmp.Diff(wantRows, table(out), ignoreColumns("AGE", "CONNECTION-SECRET"))
+		return d == "", "(-want +got):\n" + d + "\noutput:\n" + out, nil
+	})
 }
 
 // mirrored is the part of a status the claim syncer copies: everything but
