@@ -218,11 +218,9 @@ func TestWakeAgentHoldsStampsAndReleases(t *testing.T) {
 		_, perr := time.Parse(time.RFC3339, v)
 		return perr == nil, fmt.Sprintf("annotation %q", v), nil
 	})
-	select {
-	case a := <-held:
-		t.Fatalf("the request for the stopped engine was answered before the engine woke: %+v", a)
-	default:
-	}
+	// KWOK's pods are ready at once, so the engine can wake, and the held
+	// request be released, before this test sees the stamp: that the
+	// answer is "released" (not "ready") is what shows it was held.
 	s.waitStable(eng, st.Active)
 
 	var a answer

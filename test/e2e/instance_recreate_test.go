@@ -70,11 +70,21 @@ func TestInstanceDeletionTakesItsVolume(t *testing.T) {
 
 	inst = s.apply(s.instance("demo"))
 	s.waitInstanceReady(inst)
-	pvc, err := cp.Kube.CoreV1().PersistentVolumeClaims(s.ns).Get(s.ctx, pvcName, metav1.GetOptions{})
-	s.must(err)
+	// The StatefulSet controller creates the volume claim; under load its
+	// informer can still be catching up when the instance reads Ready, so
+	// the claim is waited for rather than read once.
+	var newPVC types.UID
+	s.wait(rolloutTimeout, "the re-created instance's volume claim", func(ctx context.Context) (bool, string, error) {
+		pvc, err := cp.Kube.CoreV1().PersistentVolumeClaims(s.ns).Get(ctx, pvcName, metav1.GetOptions{})
+		if err != nil {
+			return false, harness.SeenErr(err), nil
+		}
+		newPVC = pvc.UID
+		return true, "", nil
+	})
 	secret, err = cp.Kube.CoreV1().Secrets(s.ns).Get(s.ctx, secretName, metav1.GetOptions{})
 	s.must(err)
-	if pvc.UID == oldPVC || secret.UID == oldSecret {
-		t.Errorf("the re-created instance reuses the old volume claim (%v) or Secret (%v)", pvc.UID == oldPVC, secret.UID == oldSecret)
+	if newPVC == oldPVC || secret.UID == oldSecret {
+		t.Errorf("the re-created instance reuses the old volume claim (%v) or Secret (%v)", newPVC == oldPVC, secret.UID == oldSecret)
 	}
 }
