@@ -56,24 +56,28 @@ func autoStopCondition(c autoStopCall) (Condition, bool) {
 // stopped: not broken, and woken by demand (Argo CD reads it as Suspended).
 const ReasonAutoStopped = "AutoStopped"
 
+// autoStopField is where an autoStop is read, on the engine or its class.
+var autoStopField = field.NewPath("spec", "autoStop")
+
 // autoStopSpec is the autoStop that applies to the engine (whole-struct
-// fallback to the class's) and where it was read, for messages.
-func autoStopSpec(in Inputs) (*v1alpha1.AutoStopSpec, *field.Path, string) {
+// fallback to the class's) and the class it came from, "" for the
+// engine's own.
+func autoStopSpec(in Inputs) (*v1alpha1.AutoStopSpec, string) {
 	if in.Spec.AutoStop != nil {
-		return in.Spec.AutoStop, field.NewPath("spec", "autoStop"), ""
+		return in.Spec.AutoStop, ""
 	}
 	if c := in.classSpec(); c != nil && c.AutoStop != nil {
-		return c.AutoStop, field.NewPath("spec", "autoStop"), in.Class.Name
+		return c.AutoStop, in.Class.Name
 	}
-	return nil, nil, ""
+	return nil, ""
 }
 
 // validateAutoStop refuses an enabled autoStop that admission would have
 // refused (a composite created without its claim, or a class published
 // before this check existed), naming the object and the field.
 func validateAutoStop(in Inputs) *rejection {
-	s, fld, class := autoStopSpec(in)
-	err := autostop.Validate(fld, s)
+	s, class := autoStopSpec(in)
+	err := autostop.Validate(autoStopField, s)
 	if err == nil {
 		return nil
 	}
@@ -110,11 +114,11 @@ type autoStopCall struct {
 // validateAutoStop, which the machine reports) keeps the last effective
 // count.
 func decideAutoStop(in Inputs, sig Signals, now time.Time) autoStopCall {
-	s, fld, _ := autoStopSpec(in)
+	s, _ := autoStopSpec(in)
 	prev := autoStopStatusOf(in.Status.AutoStop)
 	d, err := autostop.Decide(autostop.Input{
 		Spec:         s,
-		Field:        fld,
+		Field:        autoStopField,
 		SpecReplicas: in.Spec.Replicas,
 		Previous:     prev,
 		WakeStamp:    in.WakeStamp,
@@ -123,8 +127,7 @@ func decideAutoStop(in Inputs, sig Signals, now time.Time) autoStopCall {
 		Now:          now,
 	})
 	if err != nil {
-		c := autoStopCall{replicas: autostop.Current(in.Spec.Replicas, prev), status: in.Status.AutoStop, enabled: true}
-		return c
+		return autoStopCall{replicas: autostop.Current(in.Spec.Replicas, prev), status: in.Status.AutoStop, enabled: true}
 	}
 	c := autoStopCall{
 		replicas: *d.Status.Replicas,
@@ -146,8 +149,8 @@ func decideAutoStop(in Inputs, sig Signals, now time.Time) autoStopCall {
 // to sample; rows 2 to 4 decide without one). Without an active generation
 // the sample is a failure (gen < 0), as in the original.
 func dueActivitySample(in Inputs) (gen int, due bool) {
-	s, _, _ := autoStopSpec(in)
-	if !autostop.Enabled(s) || autostop.Validate(field.NewPath("spec", "autoStop"), s) != nil || in.Namespace == "" {
+	s, _ := autoStopSpec(in)
+	if !autostop.Enabled(s) || autostop.Validate(autoStopField, s) != nil || in.Namespace == "" {
 		return 0, false
 	}
 	if in.Status.Phase != v1alpha1.EnginePhaseStable && in.Status.Phase != v1alpha1.EnginePhaseStopped {

@@ -40,7 +40,7 @@ func TestAutoStopSpecFallsBackWhole(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, _, class := autoStopSpec(tc.in)
+			got, class := autoStopSpec(tc.in)
 			if got != tc.want || class != tc.class {
 				t.Errorf("%s\nautoStopSpec: %+v from class %q, want %+v from class %q", tc.reason, got, class, tc.want, tc.class)
 			}

@@ -90,15 +90,19 @@ func engineCluster() cluster {
 }
 
 // adminStatsCluster lets the metrics listener reach the loopback admin port.
-func adminStatsCluster() cluster {
+func adminStatsCluster() cluster { return loopbackCluster(adminClusterName, AdminPort) }
+
+// loopbackCluster is a static cluster of one endpoint on loopback: a
+// process of the gateway pod.
+func loopbackCluster(name string, port int32) cluster {
 	return cluster{
-		Name:           adminClusterName,
+		Name:           name,
 		ConnectTimeout: dur(250 * time.Millisecond),
 		Type:           "STATIC",
 		LoadAssignment: &clusterLoadAssignment{
-			ClusterName: adminClusterName,
+			ClusterName: name,
 			Endpoints: []localityLbEndpoints{{LbEndpoints: []lbEndpoint{{
-				Endpoint: endpoint{Address: socketAddress(loopback, AdminPort)},
+				Endpoint: endpoint{Address: socketAddress(loopback, port)},
 			}}}},
 		},
 	}
@@ -107,16 +111,4 @@ func adminStatsCluster() cluster {
 // wakeAgentCluster reaches the wake agent's /hold on loopback. The Lua
 // filter treats an unreachable agent as "route through" (fail open), so a
 // short connect timeout only shortens that path.
-func wakeAgentCluster() cluster {
-	return cluster{
-		Name:           wakeAgentClusterName,
-		ConnectTimeout: dur(250 * time.Millisecond),
-		Type:           "STATIC",
-		LoadAssignment: &clusterLoadAssignment{
-			ClusterName: wakeAgentClusterName,
-			Endpoints: []localityLbEndpoints{{LbEndpoints: []lbEndpoint{{
-				Endpoint: endpoint{Address: socketAddress(loopback, WakeAgentHoldPort)},
-			}}}},
-		},
-	}
-}
+func wakeAgentCluster() cluster { return loopbackCluster(wakeAgentClusterName, WakeAgentHoldPort) }
