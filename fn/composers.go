@@ -8,6 +8,8 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
 	"github.com/firebolt-db/firebolt-crossplane/fn/instance"
 	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
+	"github.com/firebolt-db/firebolt-crossplane/fn/phasedsts"
+	"github.com/firebolt-db/firebolt-crossplane/fn/promcheck"
 )
 
 // defaultComposers has a composer for every kind of v1alpha1.Composites.
@@ -17,5 +19,6 @@ func defaultComposers(kube corev1client.CoreV1Interface, m metrics.Recorder) map
 			engine.WithMetrics(m)),
 		v1alpha1.XFireboltEngineClassKind: class.New(),
 		v1alpha1.XFireboltInstanceKind:    instance.New(),
+		v1alpha1.XPhasedStatefulSetKind:   phasedsts.New(promcheck.New()),
 	}
 }

@@ -137,6 +137,14 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		response.Fatal(rsp, errors.Errorf("cannot compose %s %q: this function composes only %s", kind, name, composedKinds()))
 		return rsp, nil
 	}
+	// Kinds are dispatched by name; a kind of the same name in another
+	// group is not ours.
+	if k, known := v1alpha1.CompositeKindOf(kind); known {
+		if g := oxr.Resource.GroupVersionKind().Group; g != k.Group {
+			response.Fatal(rsp, errors.Errorf("cannot compose %s %q of group %q: this function composes %s of group %q", kind, name, g, kind, k.Group))
+			return rsp, nil
+		}
+	}
 	if err := c.Compose(ctx, composite.Call{Req: req, XR: oxr, Log: log, Config: cfg}, rsp); err != nil {
 		log.Info("Cannot compose", "error", err)
 		response.Fatal(rsp, errors.New(engine.BoundMessage(errors.Wrapf(err, "cannot compose %s %q", kind, name).Error())))

@@ -87,7 +87,16 @@ func TestRunFunction(t *testing.T) {
 		"UnknownKind": {
 			reason: "A composite of a kind this function does not compose is a fatal result naming the kind.",
 			req:    newRequest("XSomethingElse", ""),
-			want:   fatal(`cannot compose XSomethingElse "demo-x1": this function composes only XFireboltInstance, XFireboltEngine and XFireboltEngineClass`),
+			want:   fatal(`cannot compose XSomethingElse "demo-x1": this function composes only XFireboltInstance, XFireboltEngine, XFireboltEngineClass and XPhasedStatefulSet`),
+		},
+		"KindOfAnotherGroup": {
+			reason: "Kinds are dispatched by name only within their own group: an XFireboltEngine of another group is refused.",
+			req: &fnv1.RunFunctionRequest{
+				Meta: &fnv1.RequestMeta{Tag: "t"},
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(
+					`{"apiVersion":"apps.firebolt.io/v1alpha1","kind":"XFireboltEngine","metadata":{"name":"demo-x1"}}`)}},
+			},
+			want: fatal(`cannot compose XFireboltEngine "demo-x1" of group "apps.firebolt.io": this function composes XFireboltEngine of group "compute.firebolt.io"`),
 		},
 		"UnknownInputField": {
 			reason: "Input is decoded strictly: a typo is a fatal result, not a silently ignored setting.",

@@ -13,6 +13,7 @@
 #   hack/tools.sh kwok             KWOK v0.8.0 (simulated nodes and pods)
 #   hack/tools.sh kwok-stages      the KWOK stage file the end-to-end tests feed it
 #   hack/tools.sh golangci-lint    golangci-lint v2.15.0 (make lint; 5-10 min cold)
+#   hack/tools.sh prometheus       Prometheus v3.7.3 (module v0.307.3; the server phased-rollout checks query in e2e)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,7 +35,10 @@ kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) dir=kube; pkg=; v
 # replacing that with the wrapper module's "(devel)".
 golangci-lint)   dir=golangci-lint; pkg=github.com/golangci/golangci-lint/v2/cmd/golangci-lint; version=v2.15.0
 	version_pkg=main.version date_stamp="-X=main.date=1970-01-01T00:00:00Z" ;;
-*) echo "usage: $0 crossplane|crossplane-core|crossplane-module|controller-gen|etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kwok|kwok-stages|golangci-lint" >&2; exit 2 ;;
+# Prometheus v3.7.3 is Go module v0.307.3; its version lives in prometheus/common.
+prometheus)      dir=prometheus; pkg=github.com/prometheus/prometheus/cmd/prometheus; version=v3.7.3
+	version_pkg=github.com/prometheus/common/version.Version ;;
+*) echo "usage: $0 crossplane|crossplane-core|crossplane-module|controller-gen|etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kwok|kwok-stages|golangci-lint|prometheus" >&2; exit 2 ;;
 esac
 
 mod="$root/hack/tools/$dir"

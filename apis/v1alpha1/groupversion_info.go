@@ -26,8 +26,15 @@ const (
 // SchemeGroupVersion is the group version of this API.
 var SchemeGroupVersion = schema.GroupVersion{Group: Group, Version: Version}
 
+// AppsGroup is the group of PhasedStatefulSet (package apis/apps/v1alpha1,
+// which imports this one for the check block).
+const AppsGroup = "apps.firebolt.io"
+
 // Composite kinds, as Crossplane serves them and hands them to the function.
 const (
+	XPhasedStatefulSetKind = "XPhasedStatefulSet"
+	PhasedStatefulSetKind  = "PhasedStatefulSet"
+
 	XFireboltEngineKind      = "XFireboltEngine"
 	XFireboltEngineClassKind = "XFireboltEngineClass"
 	XFireboltInstanceKind    = "XFireboltInstance"
@@ -43,6 +50,8 @@ const (
 // CompositeKind is one composite kind with every name it goes by.
 // +kubebuilder:object:generate=false
 type CompositeKind struct {
+	// Group is the API group of both kinds.
+	Group string
 	// Kind is the composite kind, Claim the claim kind users apply.
 	Kind, Claim string
 	// Plural is the composite's resource name; its XRD is
@@ -60,9 +69,10 @@ func (k CompositeKind) XRD() string { return "apis/definitions/" + k.Plural + ".
 // it, hack/pkgstage generates a Composition for each, and the render
 // tooling finds each example's Composition and XRD in it.
 var Composites = []CompositeKind{
-	{Kind: XFireboltInstanceKind, Claim: FireboltInstanceKind, Plural: "xfireboltinstances", Composition: "instance.yaml"},
-	{Kind: XFireboltEngineKind, Claim: FireboltEngineKind, Plural: "xfireboltengines", Composition: "engine.yaml"},
-	{Kind: XFireboltEngineClassKind, Claim: FireboltEngineClassKind, Plural: "xfireboltengineclasses", Composition: "engineclass.yaml"},
+	{Group: Group, Kind: XFireboltInstanceKind, Claim: FireboltInstanceKind, Plural: "xfireboltinstances", Composition: "instance.yaml"},
+	{Group: Group, Kind: XFireboltEngineKind, Claim: FireboltEngineKind, Plural: "xfireboltengines", Composition: "engine.yaml"},
+	{Group: Group, Kind: XFireboltEngineClassKind, Claim: FireboltEngineClassKind, Plural: "xfireboltengineclasses", Composition: "engineclass.yaml"},
+	{Group: AppsGroup, Kind: XPhasedStatefulSetKind, Claim: PhasedStatefulSetKind, Plural: "xphasedstatefulsets", Composition: "phasedstatefulset.yaml"},
 }
 
 // CompositeKindOf finds kind in Composites.

@@ -38,6 +38,11 @@ const (
 	// Services <instance>-metadata and <instance>-gateway, and every other
 	// object, have more room.
 	MaxInstanceNameLength = 40
+
+	// MaxPhasedStatefulSetNameLength: the StatefulSet is named after the
+	// PhasedStatefulSet claim, and its pods' controller-revision-hash label
+	// (<statefulset>-<10-character hash>) must fit in a label value's 63.
+	MaxPhasedStatefulSetNameLength = 52
 )
 
 // ClaimNameLimits is the longest claim name of each composite kind whose
@@ -48,6 +53,12 @@ var ClaimNameLimits = map[string]ClaimNameLimit{
 		Claim:     FireboltEngineKind,
 		MaxLength: MaxEngineNameLength,
 		Why:       "its StatefulSets <name>-g<generation> (generations 0-999) must fit in 52 characters",
+	},
+	XPhasedStatefulSetKind: {
+		Claim:     PhasedStatefulSetKind,
+		MaxLength: MaxPhasedStatefulSetNameLength,
+		Why:       "its StatefulSet is named after it and must fit in 52 characters",
+		Names:     "a StatefulSet whose pods' names are host names",
 	},
 	XFireboltInstanceKind: {
 		Claim:     FireboltInstanceKind,
@@ -65,6 +76,17 @@ type ClaimNameLimit struct {
 	MaxLength int
 	// Why says which composed name sets the limit.
 	Why string
+	// Names says what the name names that must be a DNS-1035 label;
+	// "Services" when empty.
+	Names string
+}
+
+// NamesWhat is what the claim's name names, for the DNS-1035 label rule.
+func (l ClaimNameLimit) NamesWhat() string {
+	if l.Names == "" {
+		return "Services"
+	}
+	return l.Names
 }
 
 // Message says that a name is too long and why, as admission and the

@@ -28,6 +28,12 @@ type TemplateSite struct {
 	// ReservedContainers are names the operator uses for its own
 	// containers; no container or init container may take them.
 	ReservedContainers []string
+
+	// Whole templates are the user's entire pod template (a
+	// PhasedStatefulSet's StatefulSet), not a fragment merged over a
+	// rendered pod: nothing in them is operator-owned, so they get no rules,
+	// and containers stay required.
+	Whole bool
 }
 
 // TemplateSites lists the embedded pod templates of each composite kind.
@@ -41,6 +47,9 @@ var TemplateSites = map[string][]TemplateSite{
 	XFireboltInstanceKind: {
 		{Path: "spec.metadata.template", Primary: "metadata", Restricted: true},
 		{Path: "spec.gateway.template", Primary: "envoy", Restricted: true, ReservedContainers: []string{"wake-agent"}},
+	},
+	XPhasedStatefulSetKind: {
+		{Path: "spec.statefulSet.spec.template", Whole: true},
 	},
 }
 
@@ -152,6 +161,9 @@ type TemplateRule struct {
 // Rules returns every CEL rule of the template at s: the operator-owned
 // paths and the privileges no function input may allow.
 func (s TemplateSite) Rules() []TemplateRule {
+	if s.Whole {
+		return nil
+	}
 	return append(s.OwnedRules(), s.PrivilegeRules()...)
 }
 

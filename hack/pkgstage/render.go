@@ -8,11 +8,6 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )
 
-// group is the API group of every composite; the XRDs name the
-// Compositions generated for v1alpha1.Composites as their
-// defaultCompositionRef.
-const group = v1alpha1.Group
-
 // Files renders every file whose content depends on the registry path, by
 // path relative to the repository (or staging) root.
 func Files(p Packages) (map[string][]byte, error) {
@@ -42,7 +37,7 @@ func Files(p Packages) (map[string][]byte, error) {
 		return nil, err
 	}
 	for _, c := range v1alpha1.Composites {
-		if err := add("composition/"+c.Composition, generated, composition(c.Kind, c.Plural, fn, input(p, c.Kind))); err != nil {
+		if err := add("composition/"+c.Composition, generated, composition(c, fn, input(p, c.Kind))); err != nil {
 			return nil, err
 		}
 	}
@@ -93,16 +88,18 @@ func input(p Packages, kind string) obj {
 	return in
 }
 
-func composition(kind, plural, function string, input obj) obj {
+// composition is the Composition of composite kind c, named as its XRD's
+// defaultCompositionRef names it.
+func composition(c v1alpha1.CompositeKind, function string, input obj) obj {
 	return obj{
 		"apiVersion": "apiextensions.crossplane.io/v1",
 		"kind":       "Composition",
 		"metadata": obj{
-			"name":   plural + "." + group,
-			"labels": obj{"firebolt.io/composite": kind},
+			"name":   c.Plural + "." + c.Group,
+			"labels": obj{"firebolt.io/composite": c.Kind},
 		},
 		"spec": obj{
-			"compositeTypeRef": obj{"apiVersion": group + "/v1alpha1", "kind": kind},
+			"compositeTypeRef": obj{"apiVersion": c.Group + "/" + v1alpha1.Version, "kind": c.Kind},
 			"mode":             "Pipeline",
 			"pipeline": []obj{{
 				"step":        "firebolt",

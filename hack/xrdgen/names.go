@@ -33,8 +33,8 @@ func NameRules(l v1alpha1.ClaimNameLimit) []extv1.ValidationRule {
 		},
 		{
 			Rule: guard + fmt.Sprintf("self.metadata.name.matches('%s')", dns1035Label),
-			Message: fmt.Sprintf("a %s name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter and ending with a letter or digit): it names Services",
-				l.Claim),
+			Message: fmt.Sprintf("a %s name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter and ending with a letter or digit): it names %s",
+				l.Claim, l.NamesWhat()),
 			FieldPath:       ".metadata.name",
 			Reason:          ptr.To(extv1.FieldValueInvalid),
 			OptionalOldSelf: ptr.To(true),

@@ -34,7 +34,20 @@ func PatchTemplates(root *extv1.JSONSchemaProps, sites []v1alpha1.TemplateSite) 
 		return err
 	}
 	for _, s := range sites {
-		if err := update(root, strings.Split(s.Path, "."), func(t *extv1.JSONSchemaProps) error { return patchTemplate(t, s) }); err != nil {
+		path := strings.Split(s.Path, ".")
+		if s.Whole && len(path) > 1 {
+			// The workload around a whole template is the user's too: its
+			// upstream descriptions are dropped for size, and the metadata
+			// of its volume claim templates must survive pruning.
+			if err := update(root, path[:len(path)-1], func(w *extv1.JSONSchemaProps) error {
+				stripDescriptions(w)
+				preserveEmbeddedMetadata(w)
+				return nil
+			}); err != nil {
+				return errors.Wrapf(err, "cannot patch the workload around %s", s.Path)
+			}
+		}
+		if err := update(root, path, func(t *extv1.JSONSchemaProps) error { return patchTemplate(t, s) }); err != nil {
 			return errors.Wrapf(err, "cannot patch %s", s.Path)
 		}
 	}
@@ -69,6 +82,11 @@ func patchTemplate(t *extv1.JSONSchemaProps, s v1alpha1.TemplateSite) error {
 	for name, p := range t.Properties {
 		stripDescriptions(&p)
 		t.Properties[name] = p
+	}
+	if s.Whole {
+		t.Properties["metadata"] = wholeTemplateMetadata()
+		preserveEmbeddedMetadata(t)
+		return nil
 	}
 	t.Properties["metadata"] = templateMetadata()
 	spec := t.Properties["spec"]
@@ -207,6 +225,20 @@ func preserveEmbeddedMetadata(s *extv1.JSONSchemaProps) {
 	}
 	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
 		preserveEmbeddedMetadata(s.AdditionalProperties.Schema)
+	}
+}
+
+// wholeTemplateMetadata is the schema of a whole pod template's metadata:
+// labels and annotations, unknown fields kept as the StatefulSet's own
+// schema does.
+func wholeTemplateMetadata() extv1.JSONSchemaProps {
+	str := extv1.JSONSchemaProps{Type: "string"}
+	strMap := extv1.JSONSchemaProps{Type: "object", AdditionalProperties: &extv1.JSONSchemaPropsOrBool{Allows: true, Schema: &str}}
+	return extv1.JSONSchemaProps{
+		Type:                   "object",
+		Description:            "Labels and annotations for the pods.",
+		XPreserveUnknownFields: ptr.To(true),
+		Properties:             map[string]extv1.JSONSchemaProps{"labels": strMap, "annotations": strMap},
 	}
 }
 

@@ -217,6 +217,43 @@ func TestEngineClassHealth(t *testing.T) {
 	}
 }
 
+func TestPhasedStatefulSetHealth(t *testing.T) {
+	script := scripts(t)["resource.customizations.health.apps.firebolt.io_PhasedStatefulSet"]
+	cases := map[string]struct {
+		obj  string
+		want health
+	}{
+		"NoStatus": {obj: `{}`, want: health{"Progressing", "Waiting for the phased StatefulSet to report status"}},
+		"Updated": {
+			obj:  `{metadata: {generation: 2}, status: {observedGeneration: 2, conditions: [{type: Updated, status: "True", reason: Updated, message: "every pod runs revision web-1"}]}}`,
+			want: health{"Healthy", "every pod runs revision web-1"},
+		},
+		"HeldByAFailingCheck": {
+			obj:  `{metadata: {generation: 3}, status: {observedGeneration: 2, conditions: [{type: Updated, status: "False", reason: Rolling, message: "rolling out revision web-2: last check: returned no data"}]}}`,
+			want: health{"Progressing", "generation 3 is not fully in effect yet (observedGeneration 2): rolling out revision web-2: last check: returned no data"},
+		},
+		"StandardRollingUpdate": {
+			obj:  `{status: {conditions: [{type: Updated, status: "True", reason: Suspended, message: "standardRollingUpdate is true"}]}}`,
+			want: health{"Suspended", "standardRollingUpdate is true"},
+		},
+		"InvalidSpec": {
+			obj:  `{status: {conditions: [{type: Updated, status: "False", reason: InvalidSpec, message: "spec.statefulSet.spec.selector: must select the pods by labels"}]}}`,
+			want: health{"Degraded", "spec.statefulSet.spec.selector: must select the pods by labels"},
+		},
+		"NotSynced": {
+			obj:  `{status: {conditions: [{type: Synced, status: "False", reason: ReconcileError, message: "cannot apply"}, {type: Updated, status: "True", reason: Updated}]}}`,
+			want: health{"Degraded", "cannot apply"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, evaluate(t, script, tc.obj)); diff != "" {
+				t.Errorf("health (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestEveryClaimKindHasAHealthCheck keeps the checks in step with the API.
 func TestEveryClaimKindHasAHealthCheck(t *testing.T) {
 	got := map[string]bool{}
@@ -227,6 +264,7 @@ func TestEveryClaimKindHasAHealthCheck(t *testing.T) {
 		"resource.customizations.health.compute.firebolt.io_FireboltEngine":      true,
 		"resource.customizations.health.compute.firebolt.io_FireboltInstance":    true,
 		"resource.customizations.health.compute.firebolt.io_FireboltEngineClass": true,
+		"resource.customizations.health.apps.firebolt.io_PhasedStatefulSet":      true,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("health checks (-want +got):\n%s", diff)

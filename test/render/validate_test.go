@@ -54,7 +54,7 @@ func TestValidateManifests(t *testing.T) {
 	// apis/testdata/original-shapes holds claims that set the same fields as
 	// the original operator's examples (its engine class with auto-stop
 	// among them).
-	resources := strings.Join([]string{"examples/claims", "apis/definitions", "composition", "deploy", "examples/functions.yaml", "apis/testdata/original-shapes"}, ",")
+	resources := strings.Join([]string{"examples/claims", "examples/phased", "apis/definitions", "composition", "deploy", "examples/functions.yaml", "apis/testdata/original-shapes"}, ",")
 	validate(t, root, xptools.Crossplane(t), schemas(t), resources)
 }
 
@@ -83,6 +83,22 @@ func TestValidateRejectsBrokenExamples(t *testing.T) {
 		"NotImplementedFeature": {
 			file: "auth-enabled.yaml",
 			want: []string{"spec.auth", "authentication is not implemented"},
+		},
+		"PhasedOnDelete": {
+			file: "phased-ondelete.yaml",
+			want: []string{"spec.statefulSet.spec.updateStrategy.type must be RollingUpdate"},
+		},
+		"PhasedPartitionSet": {
+			file: "phased-partition-set.yaml",
+			want: []string{"partition is set by the phased rollout"},
+		},
+		"PhasedURLWithCredentials": {
+			file: "phased-url-credentials.yaml",
+			want: []string{"spec.check.query.url", "must not carry credentials"},
+		},
+		"PhasedURLWithoutScheme": {
+			file: "phased-url-no-scheme.yaml",
+			want: []string{"spec.check.query.url", "must be an absolute http or https URL"},
 		},
 		"AutoStopIdleAboveActive": {
 			file: "autostop-idle-above-active.yaml",

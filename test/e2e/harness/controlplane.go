@@ -64,7 +64,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	if err := c.waitHTTP(ctx, "etcd /health", etcdURL+"/health", nil); err != nil {
+	if err := c.waitHTTP(ctx, "etcd /health", etcdURL+"/health", nil, nil); err != nil {
 		return err
 	}
 
@@ -117,10 +117,10 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		return err
 	}
 	insecure := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // Probing a local health endpoint.
-	if err := c.waitHTTP(ctx, "kube-controller-manager /healthz", "https://127.0.0.1:10257/healthz", insecure); err != nil {
+	if err := c.waitHTTP(ctx, "kube-controller-manager /healthz", "https://127.0.0.1:10257/healthz", insecure, nil); err != nil {
 		return err
 	}
-	if err := c.waitHTTP(ctx, "kube-scheduler /healthz", "https://127.0.0.1:10259/healthz", insecure); err != nil {
+	if err := c.waitHTTP(ctx, "kube-scheduler /healthz", "https://127.0.0.1:10259/healthz", insecure, nil); err != nil {
 		return err
 	}
 	return c.addNode(ctx)
@@ -162,13 +162,20 @@ func (c *Cluster) waitAPI(ctx context.Context) error {
 	return c.initClients()
 }
 
-func (c *Cluster) waitHTTP(ctx context.Context, what, url string, client *http.Client) error {
+// waitHTTP waits for url to answer 200. It stops early when one of the
+// shared processes exits, or own (the scenario's own process, when not nil).
+func (c *Cluster) waitHTTP(ctx context.Context, what, url string, client *http.Client, own *Process) error {
 	if client == nil {
 		client = &http.Client{Timeout: 2 * time.Second}
 	}
 	return Wait(ctx, 60*time.Second, what, func(ctx context.Context) (bool, string, error) {
 		if err := c.procs.exitedEarly(); err != nil {
 			return false, "", err
+		}
+		if own != nil {
+			if ok, err := own.Running(); !ok {
+				return false, "", err
+			}
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {

@@ -167,7 +167,7 @@ func (c *Cluster) startCrossplaneProcess(kubeconfig, serverDir string) error {
 // WaitCrossplaneReady waits for Crossplane's readiness probe, which passes
 // once its webhook server is serving.
 func (c *Cluster) WaitCrossplaneReady(ctx context.Context) error {
-	return c.waitHTTP(ctx, "Crossplane /readyz", crossplaneProbeURL, nil)
+	return c.waitHTTP(ctx, "Crossplane /readyz", crossplaneProbeURL, nil, nil)
 }
 
 // functionCerts signs the function's server certificate with Crossplane's

@@ -25,7 +25,9 @@ var (
 	XInstanceGVK  = v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.XFireboltInstanceKind)
 	XEngineGVK    = v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.XFireboltEngineKind)
 	XClassGVK     = v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.XFireboltEngineClassKind)
-	claimAndXRGVK = []schema.GroupVersionKind{InstanceGVK, ClassGVK, EngineGVK, XInstanceGVK, XClassGVK, XEngineGVK}
+	PhasedGVK     = schema.GroupVersionKind{Group: v1alpha1.AppsGroup, Version: Version, Kind: v1alpha1.PhasedStatefulSetKind}
+	XPhasedGVK    = schema.GroupVersionKind{Group: v1alpha1.AppsGroup, Version: Version, Kind: v1alpha1.XPhasedStatefulSetKind}
+	claimAndXRGVK = []schema.GroupVersionKind{InstanceGVK, ClassGVK, EngineGVK, PhasedGVK, XInstanceGVK, XClassGVK, XEngineGVK, XPhasedGVK}
 )
 
 // Describe renders what a failed test in namespace needs to be understood:
@@ -61,7 +63,7 @@ func (c *Cluster) Describe(ctx context.Context, namespace string) string {
 		}
 	}
 	for _, q := range [][]string{
-		{"get", "-n", namespace, "statefulsets,deployments,services,configmaps,secrets,pods,pvc,poddisruptionbudgets,serviceaccounts,roles,rolebindings,usages.protection.crossplane.io", "-o", "wide", "--show-labels"},
+		{"get", "-n", namespace, "statefulsets,controllerrevisions,deployments,services,configmaps,secrets,pods,pvc,poddisruptionbudgets,serviceaccounts,roles,rolebindings,usages.protection.crossplane.io", "-o", "wide", "--show-labels"},
 		{"get", "-n", namespace, "events", "--sort-by=.lastTimestamp"},
 		{"get", "functions,functionrevisions,configurations,configurationrevisions"},
 	} {
@@ -83,7 +85,7 @@ func (c *Cluster) Describe(ctx context.Context, namespace string) string {
 // namespace, to pick their lines out of Crossplane's and the function's logs.
 func (c *Cluster) CompositeNames(ctx context.Context, namespace string) []string {
 	var names []string
-	for _, gvk := range []schema.GroupVersionKind{XInstanceGVK, XClassGVK, XEngineGVK} {
+	for _, gvk := range []schema.GroupVersionKind{XInstanceGVK, XClassGVK, XEngineGVK, XPhasedGVK} {
 		ri, err := c.Resource(gvk, "")
 		if err != nil {
 			continue

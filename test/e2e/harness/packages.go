@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/crossplane/function-sdk-go/errors"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )
 
 // Crossplane package kinds.
@@ -140,8 +142,8 @@ func (c *Cluster) waitXRDsOffered(ctx context.Context) error {
 				pending = append(pending, fmt.Sprintf("%s Established=%s Offered=%s", u.GetName(), e, o))
 			}
 		}
-		if len(l.Items) < 3 {
-			return false, fmt.Sprintf("%d XRDs", len(l.Items)), nil
+		if len(l.Items) < len(v1alpha1.Composites) {
+			return false, fmt.Sprintf("%d of %d XRDs", len(l.Items), len(v1alpha1.Composites)), nil
 		}
 		return len(pending) == 0, strings.Join(pending, "; "), nil
 	})

@@ -42,8 +42,10 @@ type Tools struct {
 	Kubectl               string `json:"kubectl"`
 	KWOK                  string `json:"kwok"`
 	KWOKStages            string `json:"kwokStages"`
-	Crossplane            string `json:"crossplane"`
-	CrossplaneCore        string `json:"crossplaneCore"`
+	// Prometheus is the server phased-rollout checks query.
+	Prometheus     string `json:"prometheus"`
+	Crossplane     string `json:"crossplane"`
+	CrossplaneCore string `json:"crossplaneCore"`
 	// CrossplaneModule is the pinned core module's directory: its CRDs and
 	// webhook configurations are what `crossplane core init` installs.
 	CrossplaneModule string `json:"crossplaneModule"`
@@ -79,6 +81,7 @@ func Prepare(ctx context.Context, out string, log io.Writer) (*Tools, error) {
 		{"etcd", &t.Etcd},
 		{"kwok", &t.KWOK},
 		{"kwok-stages", &t.KWOKStages},
+		{"prometheus", &t.Prometheus},
 	}
 	for _, tool := range tools {
 		start := time.Now()

@@ -1,0 +1,84 @@
+// Package phasedsts composes a PhasedStatefulSet: the user's StatefulSet,
+// whose updates roll one pod at a time behind Prometheus checks (seed 004).
+// The procedure itself is fn/phased's, the query fn/promcheck's; this
+// package reads the request, renders the StatefulSet with the partition a
+// step decides, and writes the status that carries the rollout's clock.
+package phasedsts
+
+import (
+	"context"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
+	"github.com/firebolt-db/firebolt-crossplane/fn/promcheck"
+)
+
+// Checker runs a check's query at a time; *promcheck.Client is the real
+// one.
+type Checker interface {
+	Run(ctx context.Context, q v1alpha1.PrometheusQuery, creds promcheck.Credentials, at time.Time) promcheck.Outcome
+}
+
+// Composer composes XPhasedStatefulSet composites.
+type Composer struct {
+	check Checker
+	now   func() time.Time
+}
+
+// An Option configures a Composer.
+type Option func(*Composer)
+
+// WithClock replaces the wall clock, for tests.
+func WithClock(now func() time.Time) Option {
+	return func(c *Composer) { c.now = now }
+}
+
+// New returns a Composer running its checks with check.
+func New(check Checker, o ...Option) *Composer {
+	c := &Composer{check: check, now: time.Now}
+	for _, fn := range o {
+		fn(c)
+	}
+	return c
+}
+
+// Compose fills rsp with the StatefulSet and the rollout's status. A check
+// due in this call is run between two pure steps: the first says that it
+// is due, the second folds its outcome in.
+func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.RunFunctionResponse) error {
+	in, err := read(call.Req, call.XR)
+	if err != nil {
+		return err
+	}
+	now := c.now()
+	p := Compute(in, call.Config, now, nil)
+	// Without the Secret Crossplane has not fetched yet, the holding plan
+	// is written; Crossplane calls again at once with the Secret.
+	if p.NeedCheck && (in.XR.Spec.Check.Query.SecretRef == "" || in.SecretResolved) {
+		o := c.runCheck(ctx, in, now)
+		p = Compute(in, call.Config, now, &o)
+	}
+	call.Log.Debug("Composed phased StatefulSet", "phase", p.Status.Phase, "partition", p.Partition, "ttl", p.TTL)
+	return write(call.Req, rsp, p)
+}
+
+// runCheck runs the check with the Secret's credentials. A Secret that is
+// missing or holds bad credentials fails the check, as an unreachable
+// server does: the rollout holds and the status says why.
+func (c *Composer) runCheck(ctx context.Context, in Inputs, now time.Time) promcheck.Outcome {
+	q := in.XR.Spec.Check.Query
+	creds := promcheck.Credentials{}
+	if q.SecretRef != "" {
+		if !in.SecretFound {
+			return promcheck.Outcome{Cause: promcheck.CauseConfig, Message: "Secret " + q.SecretRef + " named by spec.check.query.secretRef was not found in namespace " + in.Claim.Namespace}
+		}
+		var err error
+		if creds, err = promcheck.CredentialsFromSecret(in.Secret); err != nil {
+			return promcheck.Outcome{Cause: promcheck.CauseConfig, Message: "Secret " + q.SecretRef + ": " + err.Error()}
+		}
+	}
+	return c.check.Run(ctx, q, creds, now)
+}

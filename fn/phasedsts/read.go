@@ -1,0 +1,158 @@
+package phasedsts
+
+import (
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	appsapi "github.com/firebolt-db/firebolt-crossplane/apis/apps/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
+)
+
+// Requirement names under which the function asks Crossplane for what it
+// reads besides the composite.
+const (
+	// ReqSecret is the Secret named by check.query.secretRef.
+	ReqSecret = "secret"
+	// ReqRolledPod is the pod the previous step let go: the one whose
+	// ordinal is the StatefulSet's partition.
+	ReqRolledPod = "rolled-pod"
+)
+
+// LabelRevision is the label the StatefulSet controller puts on each pod:
+// the name of the revision the pod runs.
+const LabelRevision = appsv1.ControllerRevisionHashLabelKey
+
+// Inputs is what compute needs, decoded from the request.
+type Inputs struct {
+	XR    appsapi.XPhasedStatefulSet
+	Claim composite.Claim
+	// Observed holds the observed composed resources, returned unchanged
+	// when nothing can be decided.
+	Observed map[resource.Name]*composed.Unstructured
+	// StatefulSet is the observed StatefulSet; nil before it exists.
+	StatefulSet *appsv1.StatefulSet
+	// Secret is the credentials Secret's data when Crossplane found it;
+	// SecretResolved is false until it has tried.
+	Secret         map[string][]byte
+	SecretFound    bool
+	SecretResolved bool
+	// RolledPod is the pod at the partition, when Crossplane sent it.
+	RolledPod *Pod
+	// ClaimGen is the claim itself, read for its generation.
+	ClaimGen claimgen.Claim
+	// Breaker: whether Crossplane's circuit breaker for the composite is
+	// open, and since when.
+	Breaker composite.Breaker
+}
+
+// Pod is what a step needs of a pod.
+type Pod struct {
+	Ordinal  int32
+	Revision string
+}
+
+func read(req *fnv1.RunFunctionRequest, xr *resource.Composite) (Inputs, error) {
+	in := Inputs{Claim: composite.ClaimOf(xr), Breaker: composite.BreakerOf(xr.Resource.UnstructuredContent())}
+	if err := composite.Decode(xr.Resource.UnstructuredContent(), &in.XR); err != nil {
+		return Inputs{}, errors.Wrap(err, "cannot decode XPhasedStatefulSet")
+	}
+	var err error
+	if in.Observed, err = composite.ObservedComposed(req); err != nil {
+		return Inputs{}, err
+	}
+	if o, ok := in.Observed[ResourceName]; ok {
+		sts := &appsv1.StatefulSet{}
+		if err := composite.Decode(o.UnstructuredContent(), sts); err != nil {
+			return Inputs{}, errors.Wrap(err, "cannot decode the observed StatefulSet")
+		}
+		in.StatefulSet = sts
+	}
+	if !in.Claim.Known() {
+		return in, nil
+	}
+	if in.ClaimGen, err = claimgen.Read(req, in.Claim.Name, in.XR.Spec); err != nil {
+		return Inputs{}, err
+	}
+	if ref := in.XR.Spec.Check.Query.SecretRef; ref != "" {
+		u, resolved, err := composite.RequiredNamed(req, ReqSecret, "Secret "+ref, ref)
+		if err != nil {
+			return Inputs{}, err
+		}
+		in.SecretResolved = resolved
+		if u != nil {
+			s := &corev1.Secret{}
+			// The error would quote the Secret; name only the Secret.
+			if composite.Decode(u.UnstructuredContent(), s) != nil {
+				return Inputs{}, errors.Errorf("cannot decode Secret %s: its data is not base64-encoded key/value pairs", ref)
+			}
+			in.Secret, in.SecretFound = s.Data, true
+		}
+	}
+	if sts := in.StatefulSet; sts != nil {
+		if p, ok := partition(sts); ok && p < replicas(sts) {
+			name := PodName(in.Claim.Name, p)
+			u, _, err := composite.RequiredNamed(req, ReqRolledPod, "pod "+name, name)
+			if err != nil {
+				return Inputs{}, err
+			}
+			if u != nil {
+				in.RolledPod = &Pod{Ordinal: p, Revision: u.GetLabels()[LabelRevision]}
+			}
+		}
+	}
+	return in, nil
+}
+
+// PodName is the name of the StatefulSet's pod with the given ordinal.
+func PodName(statefulSet string, ordinal int32) string {
+	return statefulSet + "-" + strconv.FormatInt(int64(ordinal), 10)
+}
+
+// partition is the StatefulSet's partition; unset counts as 0, as the
+// StatefulSet controller reads it.
+func partition(sts *appsv1.StatefulSet) (int32, bool) {
+	ru := sts.Spec.UpdateStrategy.RollingUpdate
+	if ru == nil || ru.Partition == nil {
+		return 0, true
+	}
+	if *ru.Partition < 0 {
+		return 0, false
+	}
+	return *ru.Partition, true
+}
+
+// replicas is spec.replicas as the API server defaults it.
+func replicas(sts *appsv1.StatefulSet) int32 {
+	if sts.Spec.Replicas == nil {
+		return 1
+	}
+	return *sts.Spec.Replicas
+}
+
+// PodSelector asks Crossplane for one pod of the StatefulSet by name.
+func PodSelector(namespace, name string) *fnv1.ResourceSelector {
+	return namedSelector("Pod", namespace, name)
+}
+
+// SecretSelector asks Crossplane for the credentials Secret by name.
+func SecretSelector(namespace, name string) *fnv1.ResourceSelector {
+	return namedSelector("Secret", namespace, name)
+}
+
+// namedSelector asks for one core object of kind by name in namespace.
+func namedSelector(kind, namespace, name string) *fnv1.ResourceSelector {
+	return &fnv1.ResourceSelector{
+		ApiVersion: "v1",
+		Kind:       kind,
+		Match:      &fnv1.ResourceSelector_MatchName{MatchName: name},
+		Namespace:  &namespace,
+	}
+}

@@ -1,0 +1,414 @@
+package phasedsts_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn"
+	"github.com/firebolt-db/firebolt-crossplane/fn/phasedsts"
+	"github.com/firebolt-db/firebolt-crossplane/fn/promcheck"
+)
+
+const (
+	simNamespace = "apps"
+	simName      = "web"
+	simToken     = "s3cr3t-t0ken-value"
+)
+
+// promServer answers instant queries as Prometheus does, with one series
+// while data is true and an empty vector otherwise, and remembers the
+// Authorization headers it was sent.
+type promServer struct {
+	*httptest.Server
+	data    atomic.Bool
+	queries atomic.Int64
+	mu      sync.Mutex
+	auth    map[string]int
+}
+
+func newPromServer(t *testing.T) *promServer {
+	t.Helper()
+	p := &promServer{auth: map[string]int{}}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.queries.Add(1)
+		p.mu.Lock()
+		p.auth[r.Header.Get("Authorization")]++
+		p.mu.Unlock()
+		result := `[]`
+		if p.data.Load() {
+			result = `[{"metric":{"namespace":"apps"},"value":[1700000000,"0"]}]`
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":%s}}`, result)
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+// simSet plays the StatefulSet controller for the function's StatefulSet:
+// a template hash is a revision; pods at or above the partition move to
+// the update revision one at a time, each unavailable for one tick.
+type simSet struct {
+	exists                     bool
+	generation, observedGen    int64
+	replicas, partition        int32
+	hash                       string
+	annotations                map[string]any
+	updateRevision, currentRev string
+	pods                       []string
+	unavailable                int // ordinal of the pod being replaced, or -1
+}
+
+func (s *simSet) apply(desired map[string]any) {
+	spec, _ := desired["spec"].(map[string]any)
+	md, _ := desired["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	hash, _ := ann[phasedsts.AnnotationTemplateHash].(string)
+	ru, _ := spec["updateStrategy"].(map[string]any)["rollingUpdate"].(map[string]any)
+	partition := int32(ru["partition"].(float64))
+	replicas := int32(spec["replicas"].(float64))
+	if !s.exists {
+		s.exists, s.unavailable = true, -1
+		s.replicas = replicas
+		s.pods = make([]string, replicas)
+		for i := range s.pods {
+			s.pods[i] = "web-" + hash[:10]
+		}
+		s.currentRev = "web-" + hash[:10]
+	}
+	if hash != s.hash || partition != s.partition {
+		s.generation++
+	}
+	s.hash, s.partition, s.annotations = hash, partition, ann
+	s.updateRevision = "web-" + hash[:10]
+}
+
+// tick runs the controller once; it reports whether anything changed.
+func (s *simSet) tick() bool {
+	changed := s.observedGen != s.generation
+	s.observedGen = s.generation
+	if s.unavailable >= 0 {
+		s.unavailable = -1
+		return true
+	}
+	for i := len(s.pods) - 1; i >= int(s.partition) && i >= 0; i-- {
+		if s.pods[i] != s.updateRevision {
+			s.pods[i], s.unavailable = s.updateRevision, i
+			return true
+		}
+	}
+	if s.updated() == len(s.pods) && s.currentRev != s.updateRevision {
+		s.currentRev = s.updateRevision
+		changed = true
+	}
+	return changed
+}
+
+func (s *simSet) updated() int {
+	n := 0
+	for _, r := range s.pods {
+		if r == s.updateRevision {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *simSet) object() map[string]any {
+	available := len(s.pods)
+	if s.unavailable >= 0 {
+		available--
+	}
+	return map[string]any{
+		"apiVersion": "apps/v1", "kind": "StatefulSet",
+		"metadata": map[string]any{"name": simName, "namespace": simNamespace, "generation": s.generation, "annotations": s.annotations},
+		"spec": map[string]any{
+			"replicas":       s.replicas,
+			"updateStrategy": map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"partition": s.partition}},
+		},
+		"status": map[string]any{
+			"observedGeneration": s.observedGen, "replicas": len(s.pods), "readyReplicas": available, "availableReplicas": available,
+			"updatedReplicas": s.updated(), "currentRevision": s.currentRev, "updateRevision": s.updateRevision,
+		},
+	}
+}
+
+func (s *simSet) pod(ordinal int32) map[string]any {
+	return map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": phasedsts.PodName(simName, ordinal), "namespace": simNamespace,
+			"labels": map[string]any{phasedsts.LabelRevision: s.pods[ordinal]}},
+	}
+}
+
+func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
+	t.Helper()
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &structpb.Struct{}
+	if err := protojson.Unmarshal(b, s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// simSpec is a PhasedStatefulSet spec of three pods running image,
+// checked against url with the token Secret.
+func simSpec(image, url string) map[string]any {
+	return map[string]any{
+		"statefulSet": map[string]any{"spec": map[string]any{
+			"replicas":    int64(3),
+			"serviceName": simName,
+			"selector":    map[string]any{"matchLabels": map[string]any{"app": simName}},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"app": simName}},
+				"spec":     map[string]any{"containers": []any{map[string]any{"name": "web", "image": image}}},
+			},
+		}},
+		"check": map[string]any{
+			"initialDelaySeconds": int64(5), "periodSeconds": int64(2), "successThreshold": int64(2),
+			"query": map[string]any{"expr": "up", "url": url, "secretRef": "prom"},
+		},
+	}
+}
+
+// sim drives RunFunction as Crossplane would: the composite's status is
+// what the last call desired, the StatefulSet what the last call desired as
+// the sim controller moves it, the pod and the Secret what the
+// requirements ask for.
+type sim struct {
+	t      *testing.T
+	f      *fn.Function
+	now    time.Time
+	spec   map[string]any
+	status map[string]any
+	set    simSet
+	// partitions is every partition desired, in order, without repeats.
+	partitions []int32
+	results    []*fnv1.Result
+	responses  []string
+}
+
+func newSim(t *testing.T, prom *promServer) *sim {
+	s := &sim{t: t, now: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
+	s.f = fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{
+		v1alpha1.XPhasedStatefulSetKind: phasedsts.New(promcheck.New(promcheck.WithLimiter(promcheck.NewLimiter(1))), phasedsts.WithClock(func() time.Time { return s.now })),
+	})
+	s.spec = simSpec("nginx:1", prom.URL)
+	return s
+}
+
+func (s *sim) request() *fnv1.RunFunctionRequest {
+	xr := map[string]any{
+		"apiVersion": "apps.firebolt.io/v1alpha1", "kind": "XPhasedStatefulSet",
+		"metadata": map[string]any{"name": "web-x7k2p", "labels": map[string]any{
+			"crossplane.io/claim-name": simName, "crossplane.io/claim-namespace": simNamespace}},
+		"spec": s.spec,
+	}
+	if s.status != nil {
+		xr["status"] = s.status
+	}
+	claim := map[string]any{"apiVersion": "apps.firebolt.io/v1alpha1", "kind": "PhasedStatefulSet",
+		"metadata": map[string]any{"name": simName, "namespace": simNamespace, "generation": int64(1)}, "spec": s.spec}
+	secret := map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "prom", "namespace": simNamespace},
+		"data": map[string]any{"token": "czNjcjN0LXQwa2VuLXZhbHVl"}} // base64 of simToken
+	req := &fnv1.RunFunctionRequest{
+		Meta:     &fnv1.RequestMeta{Tag: "sim"},
+		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(s.t, xr)}},
+		RequiredResources: map[string]*fnv1.Resources{
+			"claim":  {Items: []*fnv1.Resource{{Resource: mustStruct(s.t, claim)}}},
+			"secret": {Items: []*fnv1.Resource{{Resource: mustStruct(s.t, secret)}}},
+		},
+	}
+	if s.set.exists {
+		req.Observed.Resources = map[string]*fnv1.Resource{phasedsts.ResourceName: {Resource: mustStruct(s.t, s.set.object())}}
+		if s.set.partition < s.set.replicas {
+			req.RequiredResources["rolled-pod"] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(s.t, s.set.pod(s.set.partition))}}}
+		}
+	}
+	return req
+}
+
+// call runs the function once and applies what it desired.
+func (s *sim) call() *fnv1.RunFunctionResponse {
+	s.t.Helper()
+	rsp, err := s.f.RunFunction(context.Background(), s.request())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			s.t.Fatalf("fatal result: %s", r.GetMessage())
+		}
+	}
+	s.results = append(s.results, rsp.GetResults()...)
+	b, _ := protojson.Marshal(rsp)
+	s.responses = append(s.responses, string(b))
+	s.status, _ = rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+	d := rsp.GetDesired().GetResources()[phasedsts.ResourceName]
+	if d == nil {
+		s.t.Fatalf("call at %s desired no StatefulSet: it would be deleted", s.now)
+	}
+	s.set.apply(d.GetResource().AsMap())
+	if n := len(s.partitions); n == 0 || s.partitions[n-1] != s.set.partition {
+		s.partitions = append(s.partitions, s.set.partition)
+	}
+	return rsp
+}
+
+// run calls the function until done holds or limit calls were made. Time
+// moves by the response's TTL, or by a second when the controller changed
+// something (a watch event).
+func (s *sim) run(limit int, done func() bool) {
+	s.t.Helper()
+	for range limit {
+		rsp := s.call()
+		if s.set.unavailable >= 0 && s.set.unavailable < int(s.set.partition) {
+			s.t.Fatalf("pod %d below partition %d is being replaced", s.set.unavailable, s.set.partition)
+		}
+		if done() {
+			return
+		}
+		if s.set.tick() {
+			s.now = s.now.Add(time.Second)
+			continue
+		}
+		s.now = s.now.Add(rsp.GetMeta().GetTtl().AsDuration())
+	}
+	s.t.Fatalf("not done after %d calls: partitions %v, pods %v, status %v", limit, s.partitions, s.set.pods, s.status)
+}
+
+func (s *sim) phase() string {
+	p, _ := s.status["phase"].(string)
+	return p
+}
+
+func (s *sim) failedChecks() float64 {
+	rp, _ := s.status["rollingPodStatus"].(map[string]any)
+	f, _ := rp["consecutiveFailedChecks"].(float64)
+	return f
+}
+
+// Issue 11, part 3, through RunFunction with a real Prometheus client
+// against a stand-in of Prometheus's HTTP API: a new template holds every
+// pod while the check returns no data, then rolls one pod per step once it
+// returns data, highest ordinal first; the Secret's token reaches
+// Prometheus and nothing else.
+func TestRunFunctionRollsPodByPod(t *testing.T) {
+	prom := newPromServer(t)
+	s := newSim(t, prom)
+
+	s.run(20, func() bool {
+		return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.currentRev == s.set.updateRevision
+	})
+	if s.set.partition != 3 || prom.queries.Load() != 0 {
+		t.Fatalf("a new set is held at partition 3 without checks: partition %d, %d queries", s.set.partition, prom.queries.Load())
+	}
+
+	first := s.set.updateRevision
+	s.spec = simSpec("nginx:2", prom.URL)
+	s.run(40, func() bool { return s.failedChecks() >= 4 })
+	if s.set.partition != 3 || s.set.updated() != 0 || s.phase() != string(v1alpha1.PhasedRolloutRolling) {
+		t.Fatalf("checks without data let a pod go: partition %d, %d pods updated, phase %q", s.set.partition, s.set.updated(), s.phase())
+	}
+
+	prom.data.Store(true)
+	s.run(200, func() bool {
+		return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.currentRev == s.set.updateRevision
+	})
+	if s.set.updateRevision == first || s.set.updated() != 3 {
+		t.Fatalf("rollout ended without every pod on the new revision: %v", s.set.pods)
+	}
+	if want := []int32{3, 2, 1, 0, 3}; fmt.Sprint(s.partitions) != fmt.Sprint(want) {
+		t.Errorf("partitions went %v, want %v", s.partitions, want)
+	}
+
+	prom.mu.Lock()
+	auth := prom.auth
+	prom.mu.Unlock()
+	if len(auth) != 1 || auth["Bearer "+simToken] == 0 {
+		t.Errorf("Prometheus saw Authorization headers %v, want only the Secret's bearer token", auth)
+	}
+	for i, r := range s.responses {
+		if strings.Contains(r, simToken) {
+			t.Fatalf("response %d carries the Secret's token: %s", i, r)
+		}
+	}
+	reasons := make([]string, 0, len(s.results))
+	for _, r := range s.results {
+		reasons = append(reasons, r.GetReason())
+	}
+	for _, want := range []string{"PhasedRolloutStarted", "PhasedRolloutCheckFailed", "PhasedRolloutStepDone", "PhasedRolloutCompleted"} {
+		if !strings.Contains(strings.Join(reasons, " "), want) {
+			t.Errorf("no %s event among %v", want, reasons)
+		}
+	}
+}
+
+// standardRollingUpdate hands the rollout to the StatefulSet controller:
+// partition 0, no check, every pod rolled while the check has no data.
+func TestRunFunctionStandardRollingUpdate(t *testing.T) {
+	prom := newPromServer(t)
+	s := newSim(t, prom)
+	s.run(20, func() bool {
+		return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.currentRev == s.set.updateRevision
+	})
+
+	s.spec = simSpec("nginx:2", prom.URL)
+	s.spec["standardRollingUpdate"] = true
+	s.run(40, func() bool { return s.set.updated() == 3 && s.set.currentRev == s.set.updateRevision })
+	if s.phase() != string(v1alpha1.PhasedRolloutSuspended) || s.set.partition != 0 || prom.queries.Load() != 0 {
+		t.Fatalf("standard rolling update: phase %q, partition %d, %d queries", s.phase(), s.set.partition, prom.queries.Load())
+	}
+}
+
+// A new template mid-rollout is applied with every pod held (the partition
+// back at the replica count in the same call), so no pod moves to it
+// unchecked; the rollout then restarts from the top.
+func TestRunFunctionNewTemplateMidRollout(t *testing.T) {
+	prom := newPromServer(t)
+	prom.data.Store(true)
+	s := newSim(t, prom)
+	s.run(20, func() bool {
+		return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.currentRev == s.set.updateRevision
+	})
+
+	s.spec = simSpec("nginx:2", prom.URL)
+	s.run(100, func() bool { return s.set.partition == 2 && s.set.updated() == 1 && s.set.unavailable < 0 })
+
+	s.spec = simSpec("nginx:3", prom.URL)
+	s.call()
+	if s.set.partition != 3 {
+		t.Fatalf("the call applying a new template desired partition %d, want 3: pods 2 and below would roll unchecked", s.set.partition)
+	}
+	third := s.set.updateRevision
+	s.partitions = nil
+	s.run(200, func() bool { return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.currentRev == third })
+	if want := []int32{3, 2, 1, 0, 3}; fmt.Sprint(s.partitions) != fmt.Sprint(want) {
+		t.Errorf("restarted rollout's partitions went %v, want %v", s.partitions, want)
+	}
+	var restarted bool
+	for _, r := range s.results {
+		restarted = restarted || r.GetReason() == "PhasedRolloutRestarted"
+	}
+	if !restarted {
+		t.Error("no PhasedRolloutRestarted event")
+	}
+}
