@@ -235,7 +235,7 @@ func TestPhasedStatefulSetRollsPodByPod(t *testing.T) {
 	s.waitQuery(promAddr, ok, false)
 	mid := waitPhased("the rollout held again at its second step", rolloutTimeout, func(st phasedState, _ map[string]string, sts *appsv1.StatefulSet) bool {
 		seen(sts)
-		return st.Phase == "rolling" && st.Failed >= 3
+		return st.Phase == "rolling" && st.Partition == 2 && st.Failed >= 3
 	})
 	revs, sts, err = s.podRevisions(s.ctx, name)
 	s.must(err)

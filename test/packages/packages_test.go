@@ -28,6 +28,7 @@ import (
 	"golang.org/x/mod/modfile"
 	"sigs.k8s.io/yaml"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/internal/xptools"
 )
 
@@ -101,9 +102,11 @@ func TestPackagesAreReproducibleAndPush(t *testing.T) {
 			"CompositeResourceDefinition/xfireboltengineclasses.compute.firebolt.io",
 			"CompositeResourceDefinition/xfireboltengines.compute.firebolt.io",
 			"CompositeResourceDefinition/xfireboltinstances.compute.firebolt.io",
+			"CompositeResourceDefinition/xphasedstatefulsets.apps.firebolt.io",
 			"Composition/xfireboltengineclasses.compute.firebolt.io",
 			"Composition/xfireboltengines.compute.firebolt.io",
 			"Composition/xfireboltinstances.compute.firebolt.io",
+			"Composition/xphasedstatefulsets.apps.firebolt.io",
 			"Configuration/configuration-firebolt",
 		}
 		if diff := cmp.Diff(want, kinds); diff != "" {
@@ -114,8 +117,8 @@ func TestPackagesAreReproducibleAndPush(t *testing.T) {
 		if !strings.Contains(pkgYAML, "package: "+reg+"/function-firebolt") {
 			t.Errorf("Configuration does not depend on %s/function-firebolt:\n%s", reg, pkgYAML)
 		}
-		if n := strings.Count(pkgYAML, "name: firebolt-db-function-firebolt"); n != 3 {
-			t.Errorf("%d Compositions reference firebolt-db-function-firebolt, want 3", n)
+		if n, want := strings.Count(pkgYAML, "name: firebolt-db-function-firebolt"), len(v1alpha1.Composites); n != want {
+			t.Errorf("%d Compositions reference firebolt-db-function-firebolt, want %d", n, want)
 		}
 	})
 }
