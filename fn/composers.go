@@ -19,6 +19,6 @@ func defaultComposers(kube corev1client.CoreV1Interface, m metrics.Recorder) map
 			engine.WithMetrics(m)),
 		v1alpha1.XFireboltEngineClassKind: class.New(),
 		v1alpha1.XFireboltInstanceKind:    instance.New(),
-		v1alpha1.XPhasedStatefulSetKind:   phasedsts.New(promcheck.New()),
+		v1alpha1.XPhasedStatefulSetKind:   phasedsts.New(promcheck.New(), phasedsts.WithMetrics(m)),
 	}
 }

@@ -19,6 +19,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine/autostop"
+	"github.com/firebolt-db/firebolt-crossplane/fn/promcheck"
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
 )
 
@@ -43,6 +44,31 @@ type Recorder interface {
 	DrainChecked(d DrainCheck)
 	// AutoStopDecided reports one auto-stop decision by its reason.
 	AutoStopDecided(reason autostop.Reason)
+	// RolloutChecked reports one Prometheus check of a phased rollout.
+	RolloutChecked(o promcheck.Outcome)
+}
+
+// CheckOutcome is a phased rollout check's result.
+type CheckOutcome string
+
+// Check outcomes: the query returned data (the check succeeded), returned
+// none, or could not be run or read (see the cause).
+const (
+	CheckData   CheckOutcome = "data"
+	CheckNoData CheckOutcome = "no_data"
+	CheckError  CheckOutcome = "error"
+)
+
+// CheckOutcomeOf classifies a check's outcome.
+func CheckOutcomeOf(o promcheck.Outcome) CheckOutcome {
+	switch {
+	case o.Cause != "":
+		return CheckError
+	case o.Succeeded:
+		return CheckData
+	default:
+		return CheckNoData
+	}
 }
 
 // Engine is one composed XFireboltEngine, named by its claim.
@@ -94,6 +120,9 @@ func Outcome(v scrape.Verdict) DrainOutcome {
 // Nop records nothing.
 type Nop struct{}
 
+// RolloutChecked does nothing.
+func (Nop) RolloutChecked(promcheck.Outcome) {}
+
 // Composed does nothing.
 func (Nop) Composed(string, time.Duration, []*fnv1.Result) {}
 
@@ -117,6 +146,9 @@ type Metrics struct {
 	scrapeErrors    *prometheus.CounterVec
 	autoStop        *prometheus.CounterVec
 	autoStopReasons map[autostop.Reason]bool
+	checks          *prometheus.CounterVec
+	checkErrors     *prometheus.CounterVec
+	checkCauses     map[promcheck.Cause]bool
 	engines         *engines
 }
 
@@ -179,7 +211,16 @@ func New(reg prometheus.Registerer, kinds []string, o ...Option) (*Metrics, erro
 			Help: "Auto-stop decisions of engines with auto-stop enabled, one per call, by the reason in status.autoStop.",
 		}, []string{"reason"}),
 		autoStopReasons: map[autostop.Reason]bool{},
-		engines:         newEngines(),
+		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: Prefix + "rollout_checks_total",
+			Help: "Prometheus checks of phased rollouts, by outcome (data: the check succeeded, no_data, error).",
+		}, []string{"outcome"}),
+		checkErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: Prefix + "rollout_check_errors_total",
+			Help: "Phased rollout checks that could not be run or read, by cause.",
+		}, []string{"cause"}),
+		checkCauses: map[promcheck.Cause]bool{},
+		engines:     newEngines(),
 	}
 	for _, k := range kinds {
 		m.kinds[k] = true
@@ -202,7 +243,14 @@ func New(reg prometheus.Registerer, kinds []string, o ...Option) (*Metrics, erro
 		m.autoStop.WithLabelValues(string(r))
 		m.autoStopReasons[r] = true
 	}
-	for _, c := range []prometheus.Collector{m.composeDuration, m.results, m.rollout, m.drainChecks, m.scrapeErrors, m.autoStop, m.engines} {
+	for _, o := range []CheckOutcome{CheckData, CheckNoData, CheckError} {
+		m.checks.WithLabelValues(string(o))
+	}
+	for _, c := range promcheck.Causes {
+		m.checkErrors.WithLabelValues(string(c))
+		m.checkCauses[c] = true
+	}
+	for _, c := range []prometheus.Collector{m.composeDuration, m.results, m.rollout, m.drainChecks, m.scrapeErrors, m.autoStop, m.checks, m.checkErrors, m.engines} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -246,5 +294,14 @@ func (m *Metrics) DrainChecked(d DrainCheck) {
 func (m *Metrics) AutoStopDecided(reason autostop.Reason) {
 	if m.autoStopReasons[reason] {
 		m.autoStop.WithLabelValues(string(reason)).Inc()
+	}
+}
+
+// RolloutChecked implements Recorder. A cause outside promcheck's closed
+// set is not counted as a cause: it must not grow the label set.
+func (m *Metrics) RolloutChecked(o promcheck.Outcome) {
+	m.checks.WithLabelValues(string(CheckOutcomeOf(o))).Inc()
+	if m.checkCauses[o.Cause] {
+		m.checkErrors.WithLabelValues(string(o.Cause)).Inc()
 	}
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/firebolt-db/firebolt-crossplane/fn/promcheck"
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
 )
 
@@ -238,5 +240,40 @@ func TestRegistersOnce(t *testing.T) {
 	}
 	if _, err := New(reg, nil); err == nil {
 		t.Error("registering twice on one registry succeeded")
+	}
+}
+
+func TestRolloutChecked(t *testing.T) {
+	m, reg := newTest(t)
+	m.RolloutChecked(promcheck.Outcome{Succeeded: true, Series: 2})
+	m.RolloutChecked(promcheck.Outcome{})
+	m.RolloutChecked(promcheck.Outcome{Cause: promcheck.CauseTimeout, Message: "timed out"})
+	m.RolloutChecked(promcheck.Outcome{Cause: promcheck.CauseTimeout})
+	// A cause from outside the closed set counts as an error, not a label.
+	m.RolloutChecked(promcheck.Outcome{Cause: "made-up"})
+
+	var want strings.Builder
+	want.WriteString(`# HELP function_firebolt_rollout_checks_total Prometheus checks of phased rollouts, by outcome (data: the check succeeded, no_data, error).
+# TYPE function_firebolt_rollout_checks_total counter
+function_firebolt_rollout_checks_total{outcome="data"} 1
+function_firebolt_rollout_checks_total{outcome="error"} 3
+function_firebolt_rollout_checks_total{outcome="no_data"} 1
+# HELP function_firebolt_rollout_check_errors_total Phased rollout checks that could not be run or read, by cause.
+# TYPE function_firebolt_rollout_check_errors_total counter
+`)
+	causes := make([]string, 0, len(promcheck.Causes))
+	for _, c := range promcheck.Causes {
+		causes = append(causes, string(c))
+	}
+	slices.Sort(causes)
+	for _, c := range causes {
+		n := 0
+		if c == string(promcheck.CauseTimeout) {
+			n = 2
+		}
+		want.WriteString(`function_firebolt_rollout_check_errors_total{cause="` + c + `"} ` + itoa(n) + "\n")
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want.String()), "function_firebolt_rollout_checks_total", "function_firebolt_rollout_check_errors_total"); err != nil {
+		t.Error(err)
 	}
 }

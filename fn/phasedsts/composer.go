@@ -13,6 +13,7 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
+	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
 	"github.com/firebolt-db/firebolt-crossplane/fn/promcheck"
 )
 
@@ -24,8 +25,9 @@ type Checker interface {
 
 // Composer composes XPhasedStatefulSet composites.
 type Composer struct {
-	check Checker
-	now   func() time.Time
+	check   Checker
+	now     func() time.Time
+	metrics metrics.Recorder
 }
 
 // An Option configures a Composer.
@@ -36,9 +38,14 @@ func WithClock(now func() time.Time) Option {
 	return func(c *Composer) { c.now = now }
 }
 
+// WithMetrics reports every check run to r.
+func WithMetrics(r metrics.Recorder) Option {
+	return func(c *Composer) { c.metrics = r }
+}
+
 // New returns a Composer running its checks with check.
 func New(check Checker, o ...Option) *Composer {
-	c := &Composer{check: check, now: time.Now}
+	c := &Composer{check: check, now: time.Now, metrics: metrics.Nop{}}
 	for _, fn := range o {
 		fn(c)
 	}
@@ -59,6 +66,7 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 	// is written; Crossplane calls again at once with the Secret.
 	if p.NeedCheck && (in.XR.Spec.Check.Query.SecretRef == "" || in.SecretResolved) {
 		o := c.runCheck(ctx, in, now)
+		c.metrics.RolloutChecked(o)
 		p = Compute(in, call.Config, now, &o)
 	}
 	call.Log.Debug("Composed phased StatefulSet", "phase", p.Status.Phase, "partition", p.Partition, "ttl", p.TTL)

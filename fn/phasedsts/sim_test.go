@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -20,6 +21,7 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn"
+	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
 	"github.com/firebolt-db/firebolt-crossplane/fn/phasedsts"
 	"github.com/firebolt-db/firebolt-crossplane/fn/promcheck"
 )
@@ -204,12 +206,18 @@ type sim struct {
 	partitions []int32
 	results    []*fnv1.Result
 	responses  []string
+	reg        *prometheus.Registry
 }
 
 func newSim(t *testing.T, prom *promServer) *sim {
-	s := &sim{t: t, now: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
+	s := &sim{t: t, now: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC), reg: prometheus.NewPedanticRegistry()}
+	m, err := metrics.New(s.reg, fn.Kinds())
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.f = fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{
-		v1alpha1.XPhasedStatefulSetKind: phasedsts.New(promcheck.New(promcheck.WithLimiter(promcheck.NewLimiter(1))), phasedsts.WithClock(func() time.Time { return s.now })),
+		v1alpha1.XPhasedStatefulSetKind: phasedsts.New(promcheck.New(promcheck.WithLimiter(promcheck.NewLimiter(1))),
+			phasedsts.WithClock(func() time.Time { return s.now }), phasedsts.WithMetrics(m)),
 	})
 	s.spec = simSpec("nginx:1", prom.URL)
 	return s
@@ -340,6 +348,14 @@ func TestRunFunctionRollsPodByPod(t *testing.T) {
 		t.Errorf("partitions went %v, want %v", s.partitions, want)
 	}
 
+	checks := map[string]float64{}
+	for _, o := range []string{"data", "no_data", "error"} {
+		checks[o] = counterValue(t, s.reg, "function_firebolt_rollout_checks_total", o)
+	}
+	if total := checks["data"] + checks["no_data"] + checks["error"]; total != float64(prom.queries.Load()) || checks["no_data"] < 4 || checks["data"] < 6 || checks["error"] != 0 {
+		t.Errorf("function_firebolt_rollout_checks_total %v, want data >= 6 (two per step), no_data >= 4, no error, summing to the %d queries Prometheus answered", checks, prom.queries.Load())
+	}
+
 	prom.mu.Lock()
 	auth := prom.auth
 	prom.mu.Unlock()
@@ -411,4 +427,26 @@ func TestRunFunctionNewTemplateMidRollout(t *testing.T) {
 	if !restarted {
 		t.Error("no PhasedRolloutRestarted event")
 	}
+}
+
+// counterValue is the value of the series of counter name whose one label
+// has value.
+func counterValue(t *testing.T, reg *prometheus.Registry, name, value string) float64 {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		for _, mt := range f.GetMetric() {
+			if mt.GetLabel()[0].GetValue() == value {
+				return mt.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no series %s{%s}", name, value)
+	return 0
 }
