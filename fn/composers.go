@@ -16,7 +16,7 @@ import (
 func defaultComposers(kube corev1client.CoreV1Interface, m metrics.Recorder) map[string]Composer {
 	return map[string]Composer{
 		v1alpha1.XFireboltEngineKind: engine.New(engine.NewProber(kube, engine.WithProberMetrics(m)), engine.NewEventLister(kube),
-			engine.WithMetrics(m)),
+			engine.WithMetrics(m), engine.WithChecker(promcheck.New())),
 		v1alpha1.XFireboltEngineClassKind: class.New(),
 		v1alpha1.XFireboltInstanceKind:    instance.New(),
 		v1alpha1.XPhasedStatefulSetKind:   phasedsts.New(promcheck.New(), phasedsts.WithMetrics(m)),

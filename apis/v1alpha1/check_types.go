@@ -166,3 +166,45 @@ type PhasedRolloutStatus struct {
 	// +optional
 	RollingPodStatus *RollingPodStatus `json:"rollingPodStatus,omitempty"`
 }
+
+// AnalysisStatus is the analysis of a new engine generation before the
+// routing Service switches to it (spec.analysis): the same check as a
+// phased rollout's step, run against the new generation's pods.
+type AnalysisStatus struct {
+	// Generation is the engine generation analysed.
+	Generation int32 `json:"generation"`
+
+	// Status is what the analysis waits for: its pods to be ready
+	// (waitForAllPodsToBeAvailable), the initial delay, or the checks
+	// (waitForChecks, prometheusError after a check that could not run).
+	// +optional
+	Status RollingPodPhase `json:"status,omitempty"`
+
+	// Passed is true once successThreshold checks in a row succeeded: the
+	// routing Service may switch to the generation.
+	// +optional
+	Passed bool `json:"passed,omitempty"`
+
+	// AnalysisStartTime is when every pod of the generation was first seen
+	// ready; the initial delay counts from it.
+	// +optional
+	AnalysisStartTime string `json:"analysisStartTime,omitempty"`
+
+	// LastCheckTime is when the last check ran.
+	// +optional
+	LastCheckTime string `json:"lastCheckTime,omitempty"`
+
+	// ConsecutiveSuccessfulChecks of this analysis.
+	ConsecutiveSuccessfulChecks int32 `json:"consecutiveSuccessfulChecks"`
+
+	// ConsecutiveFailedChecks of this analysis.
+	ConsecutiveFailedChecks int32 `json:"consecutiveFailedChecks"`
+
+	// TotalFailedChecks of this analysis.
+	TotalFailedChecks int32 `json:"totalFailedChecks"`
+
+	// LastCheckMessage says what the last check returned or why it failed,
+	// without any credential.
+	// +optional
+	LastCheckMessage string `json:"lastCheckMessage,omitempty"`
+}

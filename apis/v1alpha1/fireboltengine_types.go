@@ -85,6 +85,15 @@ type FireboltEngineSpec struct {
 	// falls back, whole, to the class's.
 	// +optional
 	AutoStop *AutoStopSpec `json:"autoStop,omitempty"`
+
+	// Analysis checks a new generation before the routing Service switches
+	// to it: once all its pods are ready, the rollout holds in creating
+	// until successThreshold checks in a row succeed. ${GENERATION} in the
+	// query's expression is replaced by the new generation's number, which
+	// its pods carry in their firebolt.io/generation label. Not applied to
+	// an engine's first generation, which replaces no serving one.
+	// +optional
+	Analysis *RolloutCheck `json:"analysis,omitempty"`
 }
 
 // EnginePhase is where an engine is in its blue-green rollout.
@@ -153,6 +162,11 @@ type FireboltEngineStatus struct {
 	// a GitOps tool never sees the product change the claim.
 	// +optional
 	AutoStop *AutoStopStatus `json:"autoStop,omitempty"`
+
+	// Analysis is the analysis of the generation last analysed before its
+	// switch (spec.analysis); unset without spec.analysis.
+	// +optional
+	Analysis *AnalysisStatus `json:"analysis,omitempty"`
 }
 
 // AutoStopStatus is auto-stop's decision.

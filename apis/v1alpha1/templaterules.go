@@ -31,8 +31,9 @@ type TemplateSite struct {
 
 	// Whole templates are the user's entire pod template (a
 	// PhasedStatefulSet's StatefulSet), not a fragment merged over a
-	// rendered pod: nothing in them is operator-owned, so they get no rules,
-	// and containers stay required.
+	// rendered pod: nothing in them is operator-owned and containers stay
+	// required, but the pod still runs with the function's authority, so
+	// the host-sharing and privilege rules apply as everywhere.
 	Whole bool
 }
 
@@ -162,9 +163,28 @@ type TemplateRule struct {
 // paths and the privileges no function input may allow.
 func (s TemplateSite) Rules() []TemplateRule {
 	if s.Whole {
-		return nil
+		return append(s.HostSharingRules(), s.PrivilegeRules()...)
 	}
 	return append(s.OwnedRules(), s.PrivilegeRules()...)
+}
+
+// HostSharingPodSpecFields share a node's namespaces with the pod: no
+// template a claim writes may set them (for other templates they are among
+// ForbiddenPodSpecFields).
+var HostSharingPodSpecFields = []string{"hostNetwork", "hostPID", "hostIPC", "shareProcessNamespace", "hostUsers"}
+
+// HostSharingRules returns the CEL rules that refuse HostSharingPodSpecFields
+// in a whole template.
+func (s TemplateSite) HostSharingRules() []TemplateRule {
+	rs := make([]TemplateRule, 0, len(HostSharingPodSpecFields))
+	for _, f := range HostSharingPodSpecFields {
+		rs = append(rs, TemplateRule{
+			At:      "spec",
+			Rule:    "!(" + isSet("self", f, podSpecFieldKinds[f]) + ")",
+			Message: fmt.Sprintf("%s.spec.%s must not be set: it shares the node's namespaces with the pod; %s", s.Path, f, DetailPSSBaseline),
+		})
+	}
+	return rs
 }
 
 // OwnedRules returns the CEL rules that reject the operator-owned paths of

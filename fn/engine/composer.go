@@ -10,12 +10,14 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine/autostop"
 	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
+	"github.com/firebolt-db/firebolt-crossplane/fn/phased"
 )
 
 // Composer composes XFireboltEngine composites: read, compute, write.
 type Composer struct {
 	prober DrainProber
 	events EventLister
+	check  Checker
 	now    func() time.Time
 	rec    metrics.Recorder
 }
@@ -26,6 +28,12 @@ type Option func(*Composer)
 // WithClock replaces the wall clock, for tests.
 func WithClock(now func() time.Time) Option {
 	return func(c *Composer) { c.now = now }
+}
+
+// WithChecker runs spec.analysis's checks with check; without one a due
+// check fails, saying so.
+func WithChecker(check Checker) Option {
+	return func(c *Composer) { c.check = check }
 }
 
 // New returns the engine composer. prober runs drain checks and events
@@ -46,8 +54,9 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 	if err != nil {
 		return err
 	}
-	sig := c.gather(ctx, call.Log, in)
-	p := Compute(in, sig, c.now())
+	now := c.now()
+	sig := c.gather(ctx, call.Log, in, now)
+	p := Compute(in, sig, now)
 	c.rec.EngineComposed(observedEngine(call.Req, in, p))
 	if p.AutoStopDecided != "" {
 		c.rec.AutoStopDecided(p.AutoStopDecided)
@@ -59,8 +68,19 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 }
 
 // gather reads the live signals this call needs, and no others.
-func (c *Composer) gather(ctx context.Context, log logging.Logger, in Inputs) Signals {
+func (c *Composer) gather(ctx context.Context, log logging.Logger, in Inputs, now time.Time) Signals {
 	var sig Signals
+	if ai, ok := analysisInput(in, now); ok && phased.Analyze(ai).Need == phased.NeedCheck {
+		// Crossplane calls once more within this reconcile while it has not
+		// fetched what the engine requires (its instance always), and keeps
+		// only the last answer: the check runs on that call, with the
+		// Secret, so Prometheus is asked once per reconcile.
+		if ref := in.Spec.Analysis.Query.SecretRef; in.Instance.Resolved && (ref == "" || in.AnalysisSecret.Resolved) {
+			o := runAnalysis(ctx, c.check, in, ai.Generation, now)
+			c.rec.RolloutChecked(o)
+			sig.Analysis = &o
+		}
+	}
 	if d, ok := dueDrainCheck(in); ok && c.prober != nil {
 		v := c.prober.Drain(ctx, d.Namespace, d.Selector, d.Options)
 		sig.Drain = &v

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -67,6 +68,9 @@ type Inputs struct {
 
 	// Claim is the FireboltEngine claim itself, read for its generation.
 	Claim claimgen.Claim
+
+	// AnalysisSecret is the Secret spec.analysis.query.secretRef names.
+	AnalysisSecret AnalysisSecret
 
 	// WakeStamp is the composite's firebolt.io/wake-requested annotation,
 	// which Crossplane copies from the claim the wake agent stamps; "" when
@@ -167,7 +171,32 @@ func Read(c composite.Call) (Inputs, error) {
 			return Inputs{}, err
 		}
 	}
+	if a := in.Spec.Analysis; a != nil && a.Query.SecretRef != "" {
+		if in.AnalysisSecret, err = readAnalysisSecret(c, a.Query.SecretRef); err != nil {
+			return Inputs{}, err
+		}
+	}
 	return in, nil
+}
+
+// readAnalysisSecret reads the Secret spec.analysis.query.secretRef names.
+// Its values are only ever handed to the check's Authorization header.
+func readAnalysisSecret(c composite.Call, name string) (AnalysisSecret, error) {
+	obj, resolved, err := composite.RequiredNamed(c.Req, RequirementAnalysisSecret, "Secret", name)
+	if err != nil {
+		return AnalysisSecret{}, err
+	}
+	s := AnalysisSecret{Resolved: resolved}
+	if obj == nil {
+		return s, nil
+	}
+	sec := &corev1.Secret{}
+	// The decode error could quote the Secret: name only the Secret.
+	if composite.Decode(obj.Object, sec) != nil {
+		return AnalysisSecret{}, errors.Errorf("cannot decode Secret %s: its data is not base64-encoded key/value pairs", name)
+	}
+	s.Found, s.Data = true, sec.Data
+	return s, nil
 }
 
 // readClass reads the class from the ConfigMap it publishes its spec in

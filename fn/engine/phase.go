@@ -72,6 +72,7 @@ func Compute(in Inputs, sig Signals, now time.Time) Plan {
 	// spec.replicas: a change of count is a rollout like any other.
 	as := decideAutoStop(in, sig, now)
 	m := newMachine(in, sig)
+	m.now = now
 	m.autoStop = as
 	m.in.Spec.Replicas = as.replicas
 	m.step()
@@ -106,6 +107,8 @@ type machine struct {
 	inEffect bool
 	// autoStop is auto-stop's decision; in.Spec.Replicas holds its count.
 	autoStop autoStopCall
+	// now is the time of the call.
+	now time.Time
 }
 
 func newMachine(in Inputs, sig Signals) *machine {
@@ -127,6 +130,12 @@ func newMachine(in Inputs, sig Signals) *machine {
 	}
 	if d := in.Status.DrainingGeneration; d != nil {
 		m.next.DrainingGeneration = ptrTo(*d)
+	}
+	// The last analysis stays, as the record of why the active generation
+	// was switched to, until the next one starts (analysisPasses).
+	if a := in.Status.Analysis; a != nil {
+		c := *a
+		m.next.Analysis = &c
 	}
 	switch {
 	case in.Class.Name == "":
@@ -267,7 +276,14 @@ func (m *machine) creating() {
 		return
 	}
 	m.emit[n] = emitAll
-	if m.pods(n).Ready {
+	ready := m.pods(n).Ready
+	if !m.analysisPasses(n, m.now) {
+		if !ready {
+			m.ttl = ttlCreating
+		}
+		return
+	}
+	if ready {
 		// Switching's first step, pointing the routing Service at n, is
 		// taken in this same call: the pods it selects are ready now, and
 		// the next call, in switching, finds the Service observed on n and
@@ -457,14 +473,17 @@ func (m *machine) onlyGeneration(gen int) bool {
 // StatefulSet was rendered with. For the current generation that is the
 // spec's: its objects are only returned while its rendering matches the
 // spec, which is why drift is checked before readiness.
-func (m *machine) pods(gen int) podsState {
-	desired := int64(m.in.Spec.Replicas)
-	if rec, ok := m.in.Renderings[gen]; ok && rec.usable() {
+func (m *machine) pods(gen int) podsState { return podsOf(m.in, gen) }
+
+// podsOf is pods for in, for the read layer too.
+func podsOf(in Inputs, gen int) podsState {
+	desired := int64(in.Spec.Replicas)
+	if rec, ok := in.Renderings[gen]; ok && rec.usable() {
 		desired = number(rec.Objects.StatefulSet, "spec", "replicas")
-	} else if obs := m.in.Observed[resourceName(gen, suffixStatefulSet)]; obs != nil {
+	} else if obs := in.Observed[resourceName(gen, suffixStatefulSet)]; obs != nil {
 		desired = obs.number("spec", "replicas")
 	}
-	return statefulSetPods(m.in.Observed[resourceName(gen, suffixStatefulSet)], desired)
+	return statefulSetPods(in.Observed[resourceName(gen, suffixStatefulSet)], desired)
 }
 
 // event records a Normal result: a transition worth telling the user about.

@@ -124,6 +124,9 @@ func (m *machine) plan(now time.Time) Plan {
 	m.next.Renderings = statusRenderings(keep)
 	m.next.ObservedGeneration = claimgen.Observed(m.in.Status.ObservedGeneration, m.in.Claim, m.inEffect)
 	m.next.AutoStop = m.autoStop.status
+	if m.in.Spec.Analysis == nil {
+		m.next.Analysis = nil
+	}
 	if m.autoStop.decided && m.autoStop.status != nil {
 		p.AutoStopDecided = autostop.Reason(m.autoStop.status.Reason)
 	}
@@ -137,21 +140,31 @@ func (m *machine) plan(now time.Time) Plan {
 	p.Status = withLastReconciled(m.in.Status, m.next, m.in.Breaker, now)
 
 	ready := engineReady(m.readyFacts())
-	p.Conditions = []Condition{ready, instanceReady(m.instance)}
-	if c, ok := autoStopCondition(m.autoStop); ok {
-		p.Conditions = append(p.Conditions, c)
-	}
-	if c, ok := renderingsVerified(m.in, unrecorded); ok {
-		p.Conditions = append(p.Conditions, c)
-		if c.Reason == ReasonRecordingRejected && c.Message != valueOf(m.in.RenderingsVerified).Message {
-			p.Results = append(p.Results, Result{Severity: SeverityWarning, Reason: ReasonRecordingRejected, Message: c.Message})
-		}
-	}
+	p.Conditions, p.Results = m.conditions(ready, unrecorded, p.Results)
 	p.Ready = ready.Status == metav1.ConditionTrue
 	if m.in.Breaker.Open {
 		p.TTL = min(p.TTL, ttlWatchesDropped)
 	}
 	return p
+}
+
+// conditions are the engine's conditions after this call, ready first; a
+// newly rejected recording adds a Warning to results.
+func (m *machine) conditions(ready Condition, unrecorded bool, results []Result) ([]Condition, []Result) {
+	cs := []Condition{ready, instanceReady(m.instance)}
+	if c, ok := autoStopCondition(m.autoStop); ok {
+		cs = append(cs, c)
+	}
+	if c, ok := analysisCondition(m.in, m.next.Analysis); ok {
+		cs = append(cs, c)
+	}
+	if c, ok := renderingsVerified(m.in, unrecorded); ok {
+		cs = append(cs, c)
+		if c.Reason == ReasonRecordingRejected && c.Message != valueOf(m.in.RenderingsVerified).Message {
+			results = append(results, Result{Severity: SeverityWarning, Reason: ReasonRecordingRejected, Message: c.Message})
+		}
+	}
+	return cs, results
 }
 
 // renderingsVerified is the RenderingsVerified condition: False while a
@@ -295,6 +308,9 @@ func requirements(in Inputs) map[string]Requirement {
 	}
 	if in.Spec.InstanceRef != "" {
 		r[RequirementInstance] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltInstanceKind, Name: in.Spec.InstanceRef, Namespace: in.Namespace}
+	}
+	if a := in.Spec.Analysis; a != nil && a.Query.SecretRef != "" {
+		r[RequirementAnalysisSecret] = Requirement{APIVersion: "v1", Kind: "Secret", Name: a.Query.SecretRef, Namespace: in.Namespace}
 	}
 	if in.Class.Name != "" {
 		r[RequirementClassSpec] = Requirement{APIVersion: "v1", Kind: "ConfigMap", Name: contract.ClassSpecConfigMap(in.Class.Name), Namespace: in.Namespace}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine/autostop"
+	"github.com/firebolt-db/firebolt-crossplane/fn/promcheck"
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
 )
 
@@ -25,6 +26,9 @@ type Signals struct {
 	// Activity is auto-stop's sample of the active generation; NotSampled
 	// when none was due.
 	Activity autostop.Sample
+	// Analysis is the outcome of spec.analysis's check; nil when none was
+	// due.
+	Analysis *promcheck.Outcome
 }
 
 // A DrainProber scrapes the engine pods a selector names: Drain decides

@@ -213,11 +213,11 @@ func New(reg prometheus.Registerer, kinds []string, o ...Option) (*Metrics, erro
 		autoStopReasons: map[autostop.Reason]bool{},
 		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: Prefix + "rollout_checks_total",
-			Help: "Prometheus checks of phased rollouts, by outcome (data: the check succeeded, no_data, error).",
+			Help: "Prometheus checks of phased rollouts and engine analyses, by outcome (data: the check succeeded, no_data, error).",
 		}, []string{"outcome"}),
 		checkErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: Prefix + "rollout_check_errors_total",
-			Help: "Phased rollout checks that could not be run or read, by cause.",
+			Help: "Checks of phased rollouts and engine analyses that could not be run or read, by cause.",
 		}, []string{"cause"}),
 		checkCauses: map[promcheck.Cause]bool{},
 		engines:     newEngines(),

@@ -253,12 +253,12 @@ func TestRolloutChecked(t *testing.T) {
 	m.RolloutChecked(promcheck.Outcome{Cause: "made-up"})
 
 	var want strings.Builder
-	want.WriteString(`# HELP function_firebolt_rollout_checks_total Prometheus checks of phased rollouts, by outcome (data: the check succeeded, no_data, error).
+	want.WriteString(`# HELP function_firebolt_rollout_checks_total Prometheus checks of phased rollouts and engine analyses, by outcome (data: the check succeeded, no_data, error).
 # TYPE function_firebolt_rollout_checks_total counter
 function_firebolt_rollout_checks_total{outcome="data"} 1
 function_firebolt_rollout_checks_total{outcome="error"} 3
 function_firebolt_rollout_checks_total{outcome="no_data"} 1
-# HELP function_firebolt_rollout_check_errors_total Phased rollout checks that could not be run or read, by cause.
+# HELP function_firebolt_rollout_check_errors_total Checks of phased rollouts and engine analyses that could not be run or read, by cause.
 # TYPE function_firebolt_rollout_check_errors_total counter
 `)
 	causes := make([]string, 0, len(promcheck.Causes))

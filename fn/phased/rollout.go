@@ -138,30 +138,11 @@ func (c *call) advance(st *RollingPod, check *Outcome, drain *DrainOutcome) resu
 		st.restartAnalysis(v1alpha1.RollingPodWaitForPodToBeUpdated)
 		return result{ttl: ttlWatch}
 	}
-	if st.AnalysisStartTime.IsZero() {
-		st.restartAnalysis(v1alpha1.RollingPodWaitForInitialDelay)
-		st.AnalysisStartTime = c.now
+	r, passed := c.analyze(st, check)
+	if !passed {
+		return r
 	}
-	if end := st.AnalysisStartTime.Add(c.timing.initialDelay); c.now.Before(end) {
-		st.Status = v1alpha1.RollingPodWaitForInitialDelay
-		return result{ttl: end.Sub(c.now)}
-	}
-	var events []Event
-	if st.ConsecutiveSuccessfulChecks < c.timing.threshold {
-		if st.Status != v1alpha1.RollingPodPrometheusError {
-			st.Status = v1alpha1.RollingPodWaitForChecks
-		}
-		if due := st.LastCheckTime.Add(c.timing.period); !st.LastCheckTime.IsZero() && c.now.Before(due) {
-			return result{ttl: due.Sub(c.now)}
-		}
-		if check == nil {
-			return result{need: NeedCheck}
-		}
-		events = c.fold(st, *check)
-		if st.ConsecutiveSuccessfulChecks < c.timing.threshold {
-			return result{ttl: c.timing.period, events: events}
-		}
-	}
+	events := r.events
 	if g := c.in.Drain; g != nil {
 		// The success streak is kept while the pod drains: the checks
 		// vouch for the pods already rolled, which draining does not
@@ -175,6 +156,38 @@ func (c *call) advance(st *RollingPod, check *Outcome, drain *DrainOutcome) resu
 		}
 	}
 	return result{lower: true, events: events}
+}
+
+// analyze runs the analysis of a step whose pods are all available: the
+// initial delay from when they were, then a check every period until
+// successThreshold in a row have succeeded. passed says the streak is
+// there; otherwise r says what the analysis waits for.
+func (c *call) analyze(st *RollingPod, check *Outcome) (r result, passed bool) {
+	if st.AnalysisStartTime.IsZero() {
+		st.restartAnalysis(v1alpha1.RollingPodWaitForInitialDelay)
+		st.AnalysisStartTime = c.now
+	}
+	if end := st.AnalysisStartTime.Add(c.timing.initialDelay); c.now.Before(end) {
+		st.Status = v1alpha1.RollingPodWaitForInitialDelay
+		return result{ttl: end.Sub(c.now)}, false
+	}
+	if st.ConsecutiveSuccessfulChecks >= c.timing.threshold {
+		return result{}, true
+	}
+	if st.Status != v1alpha1.RollingPodPrometheusError {
+		st.Status = v1alpha1.RollingPodWaitForChecks
+	}
+	if due := st.LastCheckTime.Add(c.timing.period); !st.LastCheckTime.IsZero() && c.now.Before(due) {
+		return result{ttl: due.Sub(c.now)}, false
+	}
+	if check == nil {
+		return result{need: NeedCheck}, false
+	}
+	events := c.fold(st, *check)
+	if st.ConsecutiveSuccessfulChecks < c.timing.threshold {
+		return result{ttl: c.timing.period, events: events}, false
+	}
+	return result{events: events}, true
 }
 
 // allAvailable: every pod of the rendered replicas is available. While the

@@ -62,9 +62,11 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 	}
 	now := c.now()
 	p := Compute(in, call.Config, now, nil)
-	// Without the Secret Crossplane has not fetched yet, the holding plan
-	// is written; Crossplane calls again at once with the Secret.
-	if p.NeedCheck && (in.XR.Spec.Check.Query.SecretRef == "" || in.SecretResolved) {
+	// Crossplane calls once more within this reconcile when its first call
+	// returns requirements it has not fetched (the claim always is one), and
+	// keeps only the last answer: the check runs on that call, with the
+	// Secret, so Prometheus is asked once per reconcile.
+	if p.NeedCheck && in.ClaimGen.Resolved && (in.XR.Spec.Check.Query.SecretRef == "" || in.SecretResolved) {
 		o := c.runCheck(ctx, in, now)
 		c.metrics.RolloutChecked(o)
 		p = Compute(in, call.Config, now, &o)

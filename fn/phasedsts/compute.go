@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -20,6 +21,7 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/phased"
+	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
 	"github.com/firebolt-db/firebolt-crossplane/fn/promcheck"
 )
 
@@ -35,6 +37,9 @@ const (
 	ReasonSuspended   = "Suspended"
 	ReasonCreating    = "Creating"
 	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonTemplateRejected: the pod template asks for more than the
+	// function input's pod-security allow-lists permit.
+	ReasonTemplateRejected = "TemplateRejected"
 )
 
 // Status is the composite's status as this composer owns it.
@@ -85,7 +90,13 @@ func Compute(in Inputs, cfg v1beta1.Resolved, now time.Time, outcome *promcheck.
 		err = validate(in.XR.Spec)
 	}
 	if err != nil {
-		return invalid(in, prev, require, cfg, err)
+		return invalid(in, prev, require, cfg, ReasonInvalidSpec, err.Error())
+	}
+	// The pod runs with the function's authority: it may ask for no more
+	// than an engine's pods may (the API server refuses most of it first).
+	tpl := field.NewPath("spec", "statefulSet", "spec", "template")
+	if errs := podtemplate.CheckRendered(&in.XR.Spec.StatefulSet.Spec.Template, cfg.PodSecurity, tpl); len(errs) > 0 {
+		return invalid(in, prev, require, cfg, ReasonTemplateRejected, podtemplate.Rejected(tpl.String(), errs))
 	}
 
 	step := phased.Input{
@@ -112,7 +123,7 @@ func Compute(in Inputs, cfg v1beta1.Resolved, now time.Time, outcome *promcheck.
 	}
 	obj, err := r.Object(d.Partition)
 	if err != nil {
-		return invalid(in, prev, require, cfg, err)
+		return invalid(in, prev, require, cfg, ReasonInvalidSpec, err.Error())
 	}
 	p.Ready = available(in.StatefulSet, r.Replicas)
 	p.Resources = map[resource.Name]composite.Desired{ResourceName: {Object: obj, Ready: p.Ready}}
@@ -151,11 +162,11 @@ func Compute(in Inputs, cfg v1beta1.Resolved, now time.Time, outcome *promcheck.
 // invalid is the plan for a spec that cannot be rendered. Nothing that
 // exists is dropped for it: the StatefulSet stays as it is until the spec
 // is fixed, and the condition says what to fix.
-func invalid(in Inputs, prev Status, require map[string]*fnv1.ResourceSelector, cfg v1beta1.Resolved, err error) Plan {
+func invalid(in Inputs, prev Status, require map[string]*fnv1.ResourceSelector, cfg v1beta1.Resolved, reason, msg string) Plan {
 	return Plan{
 		Status:    prev,
 		Resources: composite.KeepObserved(in.Observed),
-		Condition: composite.Condition{Type: TypeUpdated, Status: metav1.ConditionFalse, Reason: ReasonInvalidSpec, Message: err.Error()},
+		Condition: composite.Condition{Type: TypeUpdated, Status: metav1.ConditionFalse, Reason: reason, Message: msg},
 		Require:   require,
 		TTL:       cfg.StableTTL,
 	}

@@ -450,3 +450,32 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name, value string) fl
 	t.Fatalf("no series %s{%s}", name, value)
 	return 0
 }
+
+// A pod template that asks for a host path the function input does not
+// allow is refused with TemplateRejected, and the StatefulSet is kept as it
+// is: nothing that exists is dropped or changed for it.
+func TestRunFunctionRefusesAPrivilegedTemplate(t *testing.T) {
+	prom := newPromServer(t)
+	s := newSim(t, prom)
+	s.run(20, func() bool {
+		return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.currentRev == s.set.updateRevision
+	})
+	hash := s.set.hash
+
+	s.spec = simSpec("nginx:2", prom.URL)
+	tpl := s.spec["statefulSet"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	tpl["volumes"] = []any{map[string]any{"name": "host", "hostPath": map[string]any{"path": "/var/lib/docker"}}}
+	rsp := s.call()
+	if s.set.hash != hash || s.set.partition != 3 {
+		t.Fatalf("a refused template changed the StatefulSet: hash %s (was %s), partition %d", s.set.hash, hash, s.set.partition)
+	}
+	var c *fnv1.Condition
+	for _, cc := range rsp.GetConditions() {
+		if cc.GetType() == phasedsts.TypeUpdated {
+			c = cc
+		}
+	}
+	if c.GetReason() != phasedsts.ReasonTemplateRejected || !strings.Contains(c.GetMessage(), "spec.statefulSet.spec.template.spec.volumes[host].hostPath.path") {
+		t.Errorf("Updated condition %s %q, want %s naming the host path", c.GetReason(), c.GetMessage(), phasedsts.ReasonTemplateRejected)
+	}
+}

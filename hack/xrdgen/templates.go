@@ -83,14 +83,13 @@ func patchTemplate(t *extv1.JSONSchemaProps, s v1alpha1.TemplateSite) error {
 		stripDescriptions(&p)
 		t.Properties[name] = p
 	}
+	spec := t.Properties["spec"]
 	if s.Whole {
 		t.Properties["metadata"] = wholeTemplateMetadata()
-		preserveEmbeddedMetadata(t)
-		return nil
+	} else {
+		t.Properties["metadata"] = templateMetadata()
+		spec.Required = without(spec.Required, "containers")
 	}
-	t.Properties["metadata"] = templateMetadata()
-	spec := t.Properties["spec"]
-	spec.Required = without(spec.Required, "containers")
 	boundSpec(&spec)
 	t.Properties["spec"] = spec
 	preserveEmbeddedMetadata(t)

@@ -92,6 +92,10 @@ func TestValidateRejectsBrokenExamples(t *testing.T) {
 			file: "phased-partition-set.yaml",
 			want: []string{"partition is set by the phased rollout"},
 		},
+		"PhasedPrivileged": {
+			file: "phased-privileged.yaml",
+			want: []string{"spec.statefulSet.spec.template.spec.hostNetwork must not be set", "privileged"},
+		},
 		"PhasedURLWithCredentials": {
 			file: "phased-url-credentials.yaml",
 			want: []string{"spec.check.query.url", "must not carry credentials"},
