@@ -96,14 +96,14 @@ func Write[S any](req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, r
 		default:
 			co = response.ConditionUnknown(rsp, c.Type, c.Reason)
 		}
-		co.WithMessage(c.Message).TargetCompositeAndClaim()
+		co.WithMessage(BoundMessage(c.Message)).TargetCompositeAndClaim()
 	}
 	for _, res := range r.Results {
 		var ro *response.ResultOption
 		if res.Severity == SeverityWarning {
-			ro = response.Warning(rsp, errors.New(res.Message))
+			ro = response.Warning(rsp, errors.New(BoundMessage(res.Message)))
 		} else {
-			ro = response.Normal(rsp, res.Message)
+			ro = response.Normal(rsp, BoundMessage(res.Message))
 		}
 		ro.WithReason(res.Reason).TargetCompositeAndClaim()
 	}

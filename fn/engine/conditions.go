@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -51,29 +50,11 @@ const (
 )
 
 // MaxMessageBytes bounds every condition message and event this function
-// writes. Their text often quotes what a pod, an event or a user supplied
-// (a scrape error, a Warning event, a rejected template); Kubernetes limits
-// some of these fields and Crossplane copies them onto claims and events, so
-// an unbounded one could make a status write fail or flood an event stream.
-const MaxMessageBytes = 1024
+// writes (composite.MaxMessageBytes).
+const MaxMessageBytes = composite.MaxMessageBytes
 
-// truncated marks a message cut by BoundMessage.
-const truncated = " …[truncated]"
-
-// BoundMessage returns s as valid UTF-8 of at most MaxMessageBytes bytes.
-// A longer s is cut on a rune boundary and ends with a truncation mark.
-// It is the one place condition and event messages are bounded.
-func BoundMessage(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= MaxMessageBytes {
-		return s
-	}
-	cut := MaxMessageBytes - len(truncated)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + truncated
-}
+// BoundMessage is composite.BoundMessage.
+func BoundMessage(s string) string { return composite.BoundMessage(s) }
 
 // readyFacts is what EngineReady is derived from, after the transition.
 type readyFacts struct {
