@@ -277,7 +277,7 @@ func TestEngineClaims(t *testing.T) {
 		"BadRollout": {
 			reason: "rollout is an enum.",
 			kind:   kind, obj: e(setf("spec.rollout", "bluegreen")),
-			errors: []string{`spec.rollout: Unsupported value: "bluegreen": supported values: "graceful", "recreate"`},
+			errors: []string{`spec.rollout: Unsupported value: "bluegreen": supported values: "graceful", "recreate", "phased"`},
 		},
 		"NegativeReplicas": {
 			reason: "replicas has a minimum of 0.",

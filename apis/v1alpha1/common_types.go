@@ -6,8 +6,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// RolloutStrategy says how an engine replaces a generation.
-// +kubebuilder:validation:Enum=graceful;recreate
+// RolloutStrategy says how an engine rolls out a change.
+// +kubebuilder:validation:Enum=graceful;recreate;phased
 type RolloutStrategy string
 
 // Rollout strategies.
@@ -16,6 +16,10 @@ const (
 	RolloutGraceful RolloutStrategy = "graceful"
 	// RolloutRecreate treats the old generation as drained at once.
 	RolloutRecreate RolloutStrategy = "recreate"
+	// RolloutPhased updates the serving generation in place, one pod at a
+	// time (seed 004), for a change of its pod template alone; any other
+	// change still rolls a new generation gracefully.
+	RolloutPhased RolloutStrategy = "phased"
 )
 
 // EngineStorageSpec is the per-pod data volume mounted at /var/lib/firebolt.

@@ -55,8 +55,11 @@ type FireboltEngineSpec struct {
 	// +optional
 	DrainCheckInterval *metav1.Duration `json:"drainCheckInterval,omitempty"`
 
-	// Rollout is how a generation is replaced. Unset inherits the class's
-	// value, else graceful.
+	// Rollout is how a change rolls out: graceful and recreate build a new
+	// generation and switch to it; phased updates the serving generation
+	// in place, one pod at a time, for a change of the pod template alone
+	// (any other change, replicas among them, rolls gracefully). Unset
+	// inherits the class's value, else graceful.
 	// +optional
 	Rollout RolloutStrategy `json:"rollout,omitempty"`
 
@@ -91,13 +94,14 @@ type FireboltEngineSpec struct {
 	// until successThreshold checks in a row succeed. ${GENERATION} in the
 	// query's expression is replaced by the new generation's number, which
 	// its pods carry in their firebolt.io/generation label. Not applied to
-	// an engine's first generation, which replaces no serving one.
+	// an engine's first generation, which replaces no serving one. Under
+	// rollout: phased it is also the check of every in-place step.
 	// +optional
 	Analysis *RolloutCheck `json:"analysis,omitempty"`
 }
 
 // EnginePhase is where an engine is in its blue-green rollout.
-// +kubebuilder:validation:Enum=stable;creating;switching;draining;cleaning;stopped
+// +kubebuilder:validation:Enum=stable;creating;switching;draining;cleaning;stopped;updating
 type EnginePhase string
 
 // Engine phases.
@@ -108,6 +112,9 @@ const (
 	EnginePhaseDraining  EnginePhase = "draining"
 	EnginePhaseCleaning  EnginePhase = "cleaning"
 	EnginePhaseStopped   EnginePhase = "stopped"
+	// EnginePhaseUpdating: the active generation is updated in place, one
+	// pod at a time (rollout: phased).
+	EnginePhaseUpdating EnginePhase = "updating"
 )
 
 // FireboltEngineStatus is the observed state of an engine. Crossplane adds
@@ -167,6 +174,12 @@ type FireboltEngineStatus struct {
 	// switch (spec.analysis); unset without spec.analysis.
 	// +optional
 	Analysis *AnalysisStatus `json:"analysis,omitempty"`
+
+	// PhasedRollout is the in-place update of the active generation under
+	// rollout: phased, as a PhasedStatefulSet reports it; unset for an
+	// engine that never had one.
+	// +optional
+	PhasedRollout *PhasedRolloutStatus `json:"phasedRollout,omitempty"`
 }
 
 // AutoStopStatus is auto-stop's decision.

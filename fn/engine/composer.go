@@ -11,6 +11,7 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine/autostop"
 	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
 	"github.com/firebolt-db/firebolt-crossplane/fn/phased"
+	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
 )
 
 // Composer composes XFireboltEngine composites: read, compute, write.
@@ -81,6 +82,7 @@ func (c *Composer) gather(ctx context.Context, log logging.Logger, in Inputs, no
 			sig.Analysis = &o
 		}
 	}
+	c.gatherStep(ctx, in, now, &sig)
 	if d, ok := dueDrainCheck(in); ok && c.prober != nil {
 		v := c.prober.Drain(ctx, d.Namespace, d.Selector, d.Options)
 		sig.Drain = &v
@@ -106,4 +108,36 @@ func (c *Composer) gather(ctx context.Context, log logging.Logger, in Inputs, no
 		}
 	}
 	return sig
+}
+
+// gatherStep runs the I/O an in-place step asks for: the check, then the
+// drain probe of the pod it is about to let go, at most one of each.
+func (c *Composer) gatherStep(ctx context.Context, in Inputs, now time.Time, sig *Signals) {
+	si, ok := stepInput(in, now)
+	if !ok {
+		return
+	}
+	d := phased.Step(si)
+	if d.Need == phased.NeedCheck {
+		// As for the analysis: the check runs on the call that has the
+		// Secret, once per reconcile.
+		ref := in.Spec.Analysis.Query.SecretRef
+		if !in.Instance.Resolved || (ref != "" && !in.AnalysisSecret.Resolved) {
+			return
+		}
+		o := runAnalysis(ctx, c.check, in, clampInt32(int64(in.Status.ActiveGeneration)), now)
+		c.rec.RolloutChecked(o)
+		sig.StepCheck = &o
+		si.CheckOutcome = checkOutcome(o)
+		d = phased.Step(si)
+	}
+	if d.Need != phased.NeedDrain {
+		return
+	}
+	v := scrape.Verdict{Failing: true, Message: "the drain check did not run: " + errNoKube}
+	if c.prober != nil {
+		s := podScrape(in, in.Status.ActiveGeneration, d.DrainOrdinal)
+		v = c.prober.Drain(ctx, s.Namespace, s.Selector, s.Options)
+	}
+	sig.StepDrain = &podDrain{Ordinal: d.DrainOrdinal, Verdict: v}
 }

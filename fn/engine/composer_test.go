@@ -155,6 +155,7 @@ func TestRunFunction(t *testing.T) {
 		// The condition message is cut at engine.MaxMessageBytes.
 		"draining-failing-long": {request: "draining", verdict: failingLong, probes: 1},
 		"cleaning":              {request: "cleaning"},
+		"updating":              {request: "updating", verdict: scrape.Verdict{Drained: true}},
 		"stable":                {request: "stable"},
 		"stopped":               {request: "stopped"},
 		"stable-instance-not-ready": {

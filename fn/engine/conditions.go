@@ -111,6 +111,8 @@ func engineReady(f readyFacts) Condition {
 		return c(ReasonStopped, "Engine is stopped (spec.replicas is 0)")
 	case f.Initializing:
 		return c(ReasonInitializing, "Engine is initializing")
+	case f.Phase == v1alpha1.EnginePhaseUpdating:
+		return c(ReasonRolling, fmt.Sprintf("Engine is updating generation %d in place, one pod at a time", f.Active))
 	case f.Phase != v1alpha1.EnginePhaseStable:
 		if f.Warning != nil {
 			return c(f.Warning.reason(), f.Warning.message())

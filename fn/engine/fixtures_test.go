@@ -110,6 +110,21 @@ func rollout(t *testing.T) []fixture {
 	})
 	s.Step()
 	capture("stopped")
+
+	// rollout: phased: three replicas (a new generation), then an image
+	// change updated in place, captured once the first pod is let go.
+	phased := func(image string) map[string]any {
+		spec := fixtureSpec(image, 3)
+		spec["rollout"] = "phased"
+		return spec
+	}
+	s.SetSpec(phased("ghcr.io/firebolt-db/engine:4.30"))
+	until("stable on three replicas", func() bool { ok, _ := s.Converged(); return ok })
+	s.SetSpec(phased("ghcr.io/firebolt-db/engine:4.31"))
+	delay = 2
+	until("the first pod let go in place", func() bool { return s.podsLetGo == 1 })
+	s.Step()
+	capture("updating")
 	return out
 }
 
@@ -133,11 +148,19 @@ func (s *sim) renderObserved() []byte {
 	return b.Bytes()
 }
 
-// renderRequired is the engine's own claim and the instance as required
-// resources.
+// renderRequired is the engine's own claim, the instance and any pod the
+// engine requires as required resources.
 func (s *sim) renderRequired() []byte {
 	var b bytes.Buffer
-	for _, o := range []*unstructured.Unstructured{s.claim, s.instance} {
+	objs := []*unstructured.Unstructured{s.claim, s.instance}
+	for _, sel := range s.reqs {
+		if sel.GetKind() == "Pod" {
+			if p := s.podObject(sel.GetMatchName()); p != nil {
+				objs = append(objs, p)
+			}
+		}
+	}
+	for _, o := range objs {
 		b.WriteString("---\n")
 		b.Write(toYAML(o.Object))
 	}

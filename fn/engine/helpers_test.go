@@ -71,6 +71,7 @@ func renderFor(in Inputs, gen int, spec v1alpha1.FireboltEngineSpec) Recording {
 		Engine: in.Engine, Namespace: in.Namespace, Gen: gen, Spec: spec, Class: in.classSpec(),
 		InstanceID: inst.ID, MetadataEndpoint: inst.MetadataEndpoint,
 		CustomConfig: effectiveCustomConfig(spec, in.classSpec()), Images: in.Config.Images,
+		Phased: effectivePolicy(spec, in.classSpec()).Rollout == v1alpha1.RolloutPhased,
 	})).encoded()
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -71,6 +72,10 @@ type Inputs struct {
 
 	// AnalysisSecret is the Secret spec.analysis.query.secretRef names.
 	AnalysisSecret AnalysisSecret
+
+	// RolledPod is the pod an in-place update let go last, when Crossplane
+	// sent it (rolledPodName).
+	RolledPod *RolledPod
 
 	// WakeStamp is the composite's firebolt.io/wake-requested annotation,
 	// which Crossplane copies from the claim the wake agent stamps; "" when
@@ -174,6 +179,15 @@ func Read(c composite.Call) (Inputs, error) {
 	if a := in.Spec.Analysis; a != nil && a.Query.SecretRef != "" {
 		if in.AnalysisSecret, err = readAnalysisSecret(c, a.Query.SecretRef); err != nil {
 			return Inputs{}, err
+		}
+	}
+	if name, ordinal, ok := rolledPodName(in); ok {
+		pod, _, err := composite.RequiredNamed(c.Req, RequirementRolledPod, "pod "+name, name)
+		if err != nil {
+			return Inputs{}, err
+		}
+		if pod != nil {
+			in.RolledPod = &RolledPod{Ordinal: ordinal, Revision: pod.GetLabels()[appsv1.ControllerRevisionHashLabelKey]}
 		}
 	}
 	return in, nil

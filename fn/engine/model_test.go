@@ -26,13 +26,17 @@ func drawSpec(d draws, allowInvalid bool) map[string]any {
 			map[string]any{"name": "engine", "image": fmt.Sprintf("ghcr.io/firebolt-db/engine:v%d", img)},
 		}}}
 	}
-	switch d.intn(0, 4, "policy") {
+	switch d.intn(0, 6, "policy") {
 	case 0:
 		spec["rollout"] = "recreate"
 	case 1:
 		spec["drainCheckEnabled"] = false
 	case 2:
 		spec["drainCheckInterval"] = "2s"
+	case 3, 4:
+		spec["rollout"] = "phased"
+	case 5:
+		spec["rollout"], spec["drainCheckEnabled"] = "phased", false
 	}
 	switch d.intn(0, 3, "class") {
 	case 1:
@@ -65,7 +69,7 @@ func drawVerdict(d draws) scrape.Verdict {
 // sim.check and sim.apply), then lets the environment go quiet and checks
 // that every run converges to the terminal phase of its spec.
 func TestModel(t *testing.T) {
-	steps := 0
+	steps, letGo := 0, 0
 	rapid.Check(t, func(rt *rapid.T) {
 		d := rapidDraws{rt}
 		s := newSim(rt, d, drawSpec(d, false))
@@ -98,22 +102,80 @@ func TestModel(t *testing.T) {
 		s.SetInstance(true)
 		s.verdict = scrape.Verdict{Drained: true}
 		s.Crash = false
-		// Converged: the terminal phase of the spec, serving a generation
-		// of the spec, and a fixed point: another call changes nothing.
-		const bound = 30
-		converged, why := false, ""
-		for i := 0; i < bound && !converged; i++ {
-			before := s.Status()
-			s.Step()
-			converged, why = s.Converged()
-			if converged && !reflect.DeepEqual(before, s.Status()) {
-				converged, why = false, "status still changing"
-			}
-		}
-		if !converged {
-			s.fail("not converged within %d quiet steps: %s", bound, why)
-		}
+		s.converge(30)
 		steps += s.step
+		letGo += s.podsLetGo
 	})
-	t.Logf("simulated %d reconcile steps", steps)
+	t.Logf("simulated %d reconcile steps; in-place steps let %d pods go", steps, letGo)
+}
+
+// drawPhasedSpec draws a spec under rollout: phased whose edits are mostly
+// of the pod template (the image), sometimes of replicas, with the drain
+// gate on or off.
+func drawPhasedSpec(d draws) map[string]any {
+	spec := map[string]any{"instanceRef": simInstance, "replicas": float64(3), "storage": map[string]any{}, "rollout": "phased"}
+	if d.intn(0, 5, "topology change") == 0 {
+		spec["replicas"] = float64(d.intn(1, 4, "replicas"))
+	}
+	spec["template"] = map[string]any{"spec": map[string]any{"containers": []any{
+		map[string]any{"name": "engine", "image": fmt.Sprintf("ghcr.io/firebolt-db/engine:v%d", d.intn(1, 4, "image"))},
+	}}}
+	if d.intn(0, 3, "drain gate off") == 0 {
+		spec["drainCheckEnabled"] = false
+	}
+	return spec
+}
+
+// TestModelPhased is TestModel for engines under rollout: phased: random
+// template and replica edits (mid-update among them), drain verdicts,
+// pod delays and crashes. Besides sim.check's invariants, every apply of
+// the serving StatefulSet lets at most one pod go, only once it was seen
+// drained and its peers ready (sim.applyInPlace), and a run converges
+// with every pod on the latest template.
+func TestModelPhased(t *testing.T) {
+	steps, letGo := 0, 0
+	rapid.Check(t, func(rt *rapid.T) {
+		d := rapidDraws{rt}
+		s := newSim(rt, d, drawPhasedSpec(d))
+		s.readyDelay = 2
+		s.Crash = true
+		for range d.intn(1, 60, "chaos steps") {
+			switch d.intn(0, 5, "event") {
+			case 0, 1:
+				s.SetSpec(drawPhasedSpec(d))
+			case 2:
+				s.verdict = drawVerdict(d)
+			}
+			s.Step()
+		}
+		s.SetSpec(drawPhasedSpec(d))
+		s.verdict = scrape.Verdict{Drained: true}
+		s.Crash = false
+		s.converge(40)
+		steps += s.step
+		letGo += s.podsLetGo
+	})
+	t.Logf("simulated %d reconcile steps; in-place steps let %d pods go", steps, letGo)
+	if letGo == 0 {
+		t.Errorf("no run let a pod go in place: the model does not exercise rollout: phased")
+	}
+}
+
+// converge steps a quiet simulation until it has converged: the terminal
+// phase of the spec, serving a generation of the spec, and a fixed point
+// (another call changes nothing), within bound steps.
+func (s *sim) converge(bound int) {
+	s.t.Helper()
+	converged, why := false, ""
+	for i := 0; i < bound && !converged; i++ {
+		before := s.Status()
+		s.Step()
+		converged, why = s.Converged()
+		if converged && !reflect.DeepEqual(before, s.Status()) {
+			converged, why = false, "status still changing"
+		}
+	}
+	if !converged {
+		s.fail("not converged within %d quiet steps: %s", bound, why)
+	}
 }

@@ -22,6 +22,10 @@ const (
 	AnnotationMetadataOverride = "firebolt.io/metadata-override"
 	AnnotationCustomConfigHash = "firebolt.io/custom-engine-config-hash"
 	AnnotationEngineClassHash  = "firebolt.io/engine-class-hash"
+	// AnnotationTemplateHash is the hash of the pod template of a
+	// StatefulSet rendered for rollout: phased, which tells a step whether
+	// the observed StatefulSet already carries the recorded template.
+	AnnotationTemplateHash = "firebolt.io/pod-template-hash"
 )
 
 // Composition-resource-name suffixes of a generation's objects, and the key

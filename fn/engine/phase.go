@@ -109,6 +109,9 @@ type machine struct {
 	autoStop autoStopCall
 	// now is the time of the call.
 	now time.Time
+	// partition is the partition an in-place step renders; nil when the
+	// recorded one stands.
+	partition *partitionOf
 }
 
 func newMachine(in Inputs, sig Signals) *machine {
@@ -136,6 +139,9 @@ func newMachine(in Inputs, sig Signals) *machine {
 	if a := in.Status.Analysis; a != nil {
 		c := *a
 		m.next.Analysis = &c
+	}
+	if r := in.Status.PhasedRollout; r != nil {
+		m.next.PhasedRollout = r.DeepCopy()
 	}
 	switch {
 	case in.Class.Name == "":
@@ -182,16 +188,14 @@ func (m *machine) step() {
 		m.draining()
 	case v1alpha1.EnginePhaseCleaning:
 		m.cleaning()
+	case v1alpha1.EnginePhaseUpdating:
+		m.updating()
 	default:
 		// stable, stopped, and any phase this function does not know.
+		// A terminal phase serves its current generation; without one
+		// there is a generation to create.
 		m.gatedPhase = true
-		if st.ActiveGeneration < 0 || st.CurrentGeneration != st.ActiveGeneration {
-			// A terminal phase serves its current generation; without one
-			// there is a generation to create.
-			m.creating()
-			return
-		}
-		m.stable()
+		m.creatingOrStable()
 	}
 }
 
@@ -219,16 +223,28 @@ func (m *machine) stable() {
 	}
 	m.emit[n] = emitAll
 	if rec, ok := m.in.Renderings[n]; ok && rec.usable() && rec.Hash == renderedHash(m.renderInput(n)) {
+		if m.unrolled(n, rec) {
+			return
+		}
 		m.next.Phase = terminalPhase(m.in.Spec)
-		m.inEffect = m.onlyGeneration(n)
+		m.inEffect = m.onlyGeneration(n) && m.carriesRecording(n, rec)
 		m.ttl = m.in.Config.StableTTL
 		return
 	}
+	if rec, ok := m.in.Renderings[n]; ok && rec.usable() && m.inPlace(n, rec, m.render(n)) {
+		return
+	}
+	m.replace(n, "")
+}
+
+// replace starts a new generation, recording its rendering, to replace the
+// serving generation n.
+func (m *machine) replace(n int, note string) {
 	next := m.nextGeneration(n)
 	m.next.CurrentGeneration = next
 	m.next.Phase = v1alpha1.EnginePhaseCreating
 	m.recorded[next] = m.render(next)
-	m.event("NewGeneration", fmt.Sprintf("Creating generation %d to replace generation %d", next, n))
+	m.event("NewGeneration", fmt.Sprintf("Creating generation %d to replace generation %d%s", next, n, note))
 	m.ttl = ttlProgress
 }
 
@@ -443,6 +459,7 @@ func (m *machine) renderInput(gen int) renderInput {
 		MetadataEndpoint: m.instance.MetadataEndpoint,
 		CustomConfig:     effectiveCustomConfig(m.in.Spec, m.in.classSpec()),
 		Images:           m.in.Config.Images,
+		Phased:           m.policy.Rollout == v1alpha1.RolloutPhased,
 	}
 }
 

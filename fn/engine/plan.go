@@ -113,6 +113,12 @@ func (m *machine) plan(now time.Time) Plan {
 	for gen, rec := range m.recorded {
 		keep[gen] = rec.encoded()
 	}
+	if pt := m.partition; pt != nil {
+		name := resourceName(pt.gen, suffixStatefulSet)
+		if d, ok := p.Resources[name]; ok {
+			p.Resources[name] = withPartition(d, pt.value)
+		}
+	}
 	if gen, ok := m.routing(); ok {
 		obs := m.in.Observed[RoutingServiceKey]
 		p.Resources[RoutingServiceKey] = routingServiceDesired(m.in.Engine, m.in.Namespace, gen, obs != nil)
@@ -124,9 +130,7 @@ func (m *machine) plan(now time.Time) Plan {
 	m.next.Renderings = statusRenderings(keep)
 	m.next.ObservedGeneration = claimgen.Observed(m.in.Status.ObservedGeneration, m.in.Claim, m.inEffect)
 	m.next.AutoStop = m.autoStop.status
-	if m.in.Spec.Analysis == nil {
-		m.next.Analysis = nil
-	}
+	m.dropStaleRecords()
 	if m.autoStop.decided && m.autoStop.status != nil {
 		p.AutoStopDecided = autostop.Reason(m.autoStop.status.Reason)
 	}
@@ -148,6 +152,19 @@ func (m *machine) plan(now time.Time) Plan {
 	return p
 }
 
+// dropStaleRecords clears the status records that describe nothing any
+// more: the analysis without spec.analysis, and the last in-place update
+// without the policy or once another generation serves.
+func (m *machine) dropStaleRecords() {
+	if m.in.Spec.Analysis == nil {
+		m.next.Analysis = nil
+	}
+	if (m.policy.Rollout != v1alpha1.RolloutPhased && m.next.Phase != v1alpha1.EnginePhaseUpdating) ||
+		m.next.ActiveGeneration != m.in.Status.ActiveGeneration {
+		m.next.PhasedRollout = nil
+	}
+}
+
 // conditions are the engine's conditions after this call, ready first; a
 // newly rejected recording adds a Warning to results.
 func (m *machine) conditions(ready Condition, unrecorded bool, results []Result) ([]Condition, []Result) {
@@ -156,6 +173,9 @@ func (m *machine) conditions(ready Condition, unrecorded bool, results []Result)
 		cs = append(cs, c)
 	}
 	if c, ok := analysisCondition(m.in, m.next.Analysis); ok {
+		cs = append(cs, c)
+	}
+	if c, ok := phasedCondition(m.next.PhasedRollout, m.next.Phase); ok {
 		cs = append(cs, c)
 	}
 	if c, ok := renderingsVerified(m.in, unrecorded); ok {
@@ -288,7 +308,8 @@ func frozen(in Inputs, now time.Time) Plan {
 // Crossplane's circuit breaker.
 func claimNeeded(phase v1alpha1.EnginePhase) bool {
 	switch phase {
-	case v1alpha1.EnginePhaseCreating, v1alpha1.EnginePhaseSwitching, v1alpha1.EnginePhaseDraining, v1alpha1.EnginePhaseCleaning:
+	case v1alpha1.EnginePhaseCreating, v1alpha1.EnginePhaseSwitching, v1alpha1.EnginePhaseDraining, v1alpha1.EnginePhaseCleaning,
+		v1alpha1.EnginePhaseUpdating:
 		return false
 	default:
 		return true
@@ -308,6 +329,9 @@ func requirements(in Inputs) map[string]Requirement {
 	}
 	if in.Spec.InstanceRef != "" {
 		r[RequirementInstance] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltInstanceKind, Name: in.Spec.InstanceRef, Namespace: in.Namespace}
+	}
+	if name, _, ok := rolledPodName(in); ok {
+		r[RequirementRolledPod] = Requirement{APIVersion: "v1", Kind: "Pod", Name: name, Namespace: in.Namespace}
 	}
 	if a := in.Spec.Analysis; a != nil && a.Query.SecretRef != "" {
 		r[RequirementAnalysisSecret] = Requirement{APIVersion: "v1", Kind: "Secret", Name: a.Query.SecretRef, Namespace: in.Namespace}

@@ -21,6 +21,11 @@ type renderInput struct {
 	// CustomConfig is the effective customEngineConfig; nil when empty.
 	CustomConfig map[string]any
 	Images       v1beta1.Images
+	// Phased renders the StatefulSet for in-place updates (rollout:
+	// phased): its partition holds every pod and an annotation names its
+	// pod template. The rollout policy reaches the rendering through this
+	// alone, and a change of it alone never rolls pods (inplace.go).
+	Phased bool
 }
 
 // renderGeneration renders generation r.Gen's objects from the current

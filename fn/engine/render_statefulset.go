@@ -92,6 +92,18 @@ func renderStatefulSet(r renderInput) *appsv1.StatefulSet {
 	if pvc := storage.PersistentVolumeClaim; pvc != nil {
 		sts.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{volumeClaimTemplate(r, pvc)}
 	}
+	if r.Phased {
+		// No pod moves to a new template until a step lets it go: the
+		// rollout lowers this partition one pod at a time (inplace.go).
+		sts.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{
+			Type:          appsv1.RollingUpdateStatefulSetStrategyType,
+			RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To(r.Spec.Replicas)},
+		}
+		if sts.Annotations == nil {
+			sts.Annotations = map[string]string{}
+		}
+		sts.Annotations[AnnotationTemplateHash] = podtemplate.Hash(&sts.Spec.Template)
+	}
 	return sts
 }
 

@@ -29,6 +29,12 @@ type Signals struct {
 	// Analysis is the outcome of spec.analysis's check; nil when none was
 	// due.
 	Analysis *promcheck.Outcome
+	// StepCheck is the outcome of the check an in-place step asked for;
+	// nil when none was due.
+	StepCheck *promcheck.Outcome
+	// StepDrain is the drain verdict of the pod an in-place step is about
+	// to let go; nil when none was due.
+	StepDrain *podDrain
 }
 
 // A DrainProber scrapes the engine pods a selector names: Drain decides

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -122,6 +123,15 @@ type sim struct {
 
 	history []string
 
+	// podDrained is the last step a drain probe of an in-place step found
+	// each pod of the serving generation drained; podsLetGo counts the
+	// pods in-place steps let go.
+	podDrained map[string]int
+	podsLetGo  int
+	// ungatedAt is the last step whose policy had no drain gate; -1 for
+	// none.
+	ungatedAt int
+
 	lastReq    *fnv1.RunFunctionRequest
 	lastRsp    *fnv1.RunFunctionResponse
 	conditions map[string]*fnv1.Condition
@@ -132,6 +142,8 @@ type simObj struct {
 	first   string
 	uid     string
 	readyAt int
+	// sts is the StatefulSet controller's state of a StatefulSet.
+	sts *simSTS
 }
 
 func newSim(t failer, d draws, spec map[string]any) *sim {
@@ -148,6 +160,8 @@ func newSimNamed(t failer, d draws, spec map[string]any, engineName, xrName, xrU
 		classSpecs:  map[string]*unstructured.Unstructured{},
 		reqs:        map[string]*fnv1.ResourceSelector{},
 		everDeleted: map[resource.Name]bool{},
+		podDrained:  map[string]int{},
+		ungatedAt:   -1,
 		stsCreated:  map[int]bool{},
 		conditions:  map[string]*fnv1.Condition{},
 		verdict:     scrape.Verdict{Drained: true},
@@ -293,7 +307,7 @@ func (s *sim) snapshotReady() {
 		if g, ok := generationOf(name); ok && o.content["kind"] == "StatefulSet" {
 			replicas, _, _ := unstructured.NestedFloat64(o.content, "spec", "replicas")
 			// Zero pods are all ready at once.
-			s.observedReady[g] = replicas == 0 || s.step >= o.readyAt
+			s.observedReady[g] = replicas == 0 || o.sts.ready(s.step) == len(o.sts.pods)
 		}
 	}
 }
@@ -328,14 +342,13 @@ func (s *sim) observed(name resource.Name, o *simObj) map[string]any {
 		// Server-side defaults, which must never count as drift.
 		_ = unstructured.SetNestedField(u.Object, float64(10), "spec", "revisionHistoryLimit")
 		_ = unstructured.SetNestedField(u.Object, "ClusterFirst", "spec", "template", "spec", "dnsPolicy")
-		created, ready := replicas, float64(0)
+		created, ready := replicas, float64(o.sts.ready(s.step))
 		if s.step < o.readyAt-1 {
 			created = 0 // pods not even created yet: a stuck StatefulSet
 		}
-		if s.step >= o.readyAt {
-			ready = replicas
-		}
-		u.Object["status"] = map[string]any{"observedGeneration": float64(1), "replicas": created, "readyReplicas": ready, "availableReplicas": ready}
+		u.SetGeneration(o.sts.generation)
+		u.Object["status"] = map[string]any{"observedGeneration": float64(o.sts.observed), "replicas": created, "readyReplicas": ready, "availableReplicas": ready,
+			"updatedReplicas": float64(o.sts.updated()), "currentRevision": o.sts.current, "updateRevision": o.sts.reported}
 	}
 	if u.GetKind() == "Service" {
 		_ = unstructured.SetNestedField(u.Object, "SingleStack", "spec", "ipFamilyPolicy")
@@ -386,6 +399,8 @@ func (s *sim) resolve(req *fnv1.RunFunctionRequest) {
 			found = s.classes[sel.GetMatchName()]
 		case "ConfigMap":
 			found = s.classSpecs[sel.GetMatchName()]
+		case "Pod":
+			found = s.podObject(sel.GetMatchName())
 		}
 		if found != nil && found.GetName() == sel.GetMatchName() && found.GetNamespace() == sel.GetNamespace() {
 			items = append(items, &fnv1.Resource{Resource: mustStruct(runtime.DeepCopyJSON(found.Object))})
@@ -400,7 +415,15 @@ func (s *sim) Step() {
 	s.t.Helper()
 	s.step++
 	pre := s.Status()
+	// The StatefulSet controller acts between two reconciles, or, now and
+	// then, not yet: its status then describes the spec before.
+	for _, o := range s.objs {
+		if o.sts != nil && s.d.intn(0, 2, "controller pass") < 2 {
+			o.sts.advance(s.step, func() int { return s.d.intn(0, s.readyDelay, "pod delay") })
+		}
+	}
 	s.snapshotReady()
+	s.noteGate()
 	s.drainVerdict = nil
 	s.activeBefore = pre.ActiveGeneration
 	if pre.Phase == "" {
@@ -580,6 +603,7 @@ func (s *sim) apply(name resource.Name, content map[string]any) {
 		s.xr.SetGeneration(s.xr.GetGeneration() + 1)
 		if g, ok := generationOf(name); ok && content["kind"] == "StatefulSet" {
 			s.stsCreated[g] = true
+			o.sts = newSimSTS(content, o.readyAt)
 		}
 	} else {
 		// Crossplane keeps the name a resource-name first had; the function
@@ -589,8 +613,13 @@ func (s *sim) apply(name resource.Name, content map[string]any) {
 		if was["name"] != now["name"] || was["namespace"] != now["namespace"] {
 			s.fail("step %d: %s renamed from %v/%v to %v/%v", s.step, name, was["namespace"], was["name"], now["namespace"], now["name"])
 		}
-		if _, isGen := generationOf(name); isGen && canon != o.first {
+		if _, isGen := generationOf(name); isGen && canon != o.first && o.sts == nil {
 			s.fail("step %d: %s changed content after it was created:\nfirst: %s\nnow:   %s", s.step, name, o.first, canon)
+		}
+		if o.sts != nil {
+			// A StatefulSet changes in place only as rollout: phased may
+			// change it.
+			s.applyInPlace(name, o, content)
 		}
 	}
 	if name == engine.RoutingServiceKey {
@@ -663,7 +692,7 @@ func (s *sim) check(pre v1alpha1.FireboltEngineStatus) {
 			s.fail("step %d: objects exist before any status: %d", s.step, len(s.objs))
 		}
 		return
-	case "creating", "switching", "draining", "cleaning", "stable", "stopped":
+	case "creating", "switching", "draining", "cleaning", "stable", "stopped", "updating":
 	default:
 		s.fail("step %d: invalid phase %q", s.step, st.Phase)
 	}
@@ -679,6 +708,7 @@ func (s *sim) check(pre v1alpha1.FireboltEngineStatus) {
 				s.step, ptrValue(pre.DrainingGeneration), s.drainVerdict, spec.Rollout, spec.DrainCheckEnabled)
 		}
 	}
+	s.checkUpdating(st)
 	if st.Phase == "stable" || st.Phase == "stopped" {
 		if st.CurrentGeneration != st.ActiveGeneration || st.DrainingGeneration != nil {
 			s.fail("step %d: terminal phase %s with current %d, active %d, draining %v", s.step, st.Phase, st.CurrentGeneration, st.ActiveGeneration, st.DrainingGeneration)
@@ -805,6 +835,9 @@ func (s *sim) Converged() (bool, string) {
 	if ok, why := s.activeRunsSpec(); !ok {
 		return false, why
 	}
+	if ok, why := s.allUpdated(); !ok {
+		return false, why
+	}
 	if svc := s.objs[engine.RoutingServiceKey]; svc == nil || selectedGeneration(svc.content) != st.ActiveGeneration {
 		return false, "routing Service does not select the active generation"
 	}
@@ -818,6 +851,19 @@ type simProber struct{ s *sim }
 func (p simProber) Drain(_ context.Context, ns string, sel labels.Selector, _ scrape.Options) scrape.Verdict {
 	st := p.s.Status()
 	g, _ := sel.RequiresExactMatch(engine.LabelGeneration)
+	if pod, ok := sel.RequiresExactMatch(appsv1.StatefulSetPodNameLabel); ok {
+		// An in-place step's gate: one pod of the serving generation.
+		want := fmt.Sprintf("%s-g%d-", p.s.engine, st.ActiveGeneration)
+		_, err := strconv.Atoi(strings.TrimPrefix(pod, want))
+		if st.Phase != v1alpha1.EnginePhaseUpdating || strconv.Itoa(st.ActiveGeneration) != g || !strings.HasPrefix(pod, want) || err != nil {
+			p.s.fail("step %d: drain check of pod %s (generation %s) while %s (active %d)", p.s.step, pod, g, st.Phase, st.ActiveGeneration)
+		}
+		v := p.s.verdict
+		if v.Drained {
+			p.s.podDrained[pod] = p.s.step
+		}
+		return v
+	}
 	if st.Phase != v1alpha1.EnginePhaseDraining || st.DrainingGeneration == nil || strconv.Itoa(*st.DrainingGeneration) != g || ns != simNamespace {
 		p.s.fail("step %d: drain check of generation %s in %s while %s (draining %v)", p.s.step, g, ns, st.Phase, st.DrainingGeneration)
 	}

@@ -26,6 +26,7 @@ const (
 // Phases the rollout histogram starts and ends on.
 const (
 	phaseCreating = "creating"
+	phaseUpdating = "updating"
 	phaseStable   = "stable"
 	phaseStopped  = "stopped"
 )
@@ -92,7 +93,7 @@ func (g *engines) observe(e Engine) (time.Duration, bool) {
 	// transition, so the start is kept, never moved, and the end is
 	// counted once.
 	switch {
-	case e.To == phaseCreating && e.From != phaseCreating:
+	case (e.To == phaseCreating || e.To == phaseUpdating) && e.From != e.To:
 		if s.creatingSince.IsZero() {
 			s.creatingSince = now
 		}

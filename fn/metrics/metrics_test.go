@@ -69,6 +69,14 @@ func TestEngineComposed(t *testing.T) {
 			phase:    `function_firebolt_engine_phase{name="demo",namespace="ns",phase="stable"} 1` + "\n",
 			rollouts: []float64{6},
 		},
+		"InPlaceUpdate": {
+			reason: "An in-place update (rollout: phased) is a rollout from updating to stable; one a topology change takes over ends when the new generation is stable.",
+			steps: []step{{0, e("stable", "stable")}, {time.Minute, e("stable", "updating")}, {3 * time.Second, e("updating", "updating")},
+				{4 * time.Second, e("updating", "stable")}, {time.Minute, e("stable", "updating")}, {time.Second, e("updating", "creating")},
+				{2 * time.Second, e("creating", "switching")}, {time.Second, e("switching", "stable")}},
+			phase:    `function_firebolt_engine_phase{name="demo",namespace="ns",phase="stable"} 1` + "\n",
+			rollouts: []float64{7, 4},
+		},
 		"StartNotSeen": {
 			reason: "A rollout whose start this process did not see (it started mid-rollout) is not observed: its duration is unknown.",
 			steps:  []step{{0, e("creating", "switching")}, {time.Second, e("switching", "stable")}},

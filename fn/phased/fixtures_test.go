@@ -100,6 +100,8 @@ var (
 	noDelay   = func(in *Input) { in.Check.InitialDelaySeconds = 0 }
 	standard  = func(in *Input) { in.StandardRollingUpdate = true }
 	templated = func(in *Input) { in.TemplateChanged = true }
+	// unchecked is a call without a check block, its timings garbage.
+	unchecked = func(in *Input) { in.Unchecked, in.Check = true, v1alpha1.RolloutCheck{PeriodSeconds: -5} }
 )
 
 // gate is the drain gate with a 10 s interval and the given outcome.

@@ -19,6 +19,12 @@ type Input struct {
 	// uses its timings; its query is the caller's to run.
 	Check v1alpha1.RolloutCheck
 
+	// Unchecked: no check is configured (an engine under rollout: phased
+	// without spec.analysis). A step then passes as soon as the pod let go
+	// is updated and every pod is available, which minReadySeconds and
+	// readiness probes still hold back; Check is not read.
+	Unchecked bool
+
 	// StandardRollingUpdate hands the rollout to the StatefulSet
 	// controller.
 	StandardRollingUpdate bool

@@ -53,8 +53,10 @@ func newCall(in Input) *call {
 	var notes []string
 	c.prev, notes = Decode(in.Previous, in.Now)
 	c.notes = append(c.notes, notes...)
-	c.timing, notes = newTiming(in.Check)
-	c.notes = append(c.notes, notes...)
+	if !in.Unchecked {
+		c.timing, notes = newTiming(in.Check)
+		c.notes = append(c.notes, notes...)
+	}
 	return c
 }
 

@@ -342,6 +342,27 @@ func stepCases() map[string]stepCase {
 			want:   Decision{Status: updatedR1, Partition: 3, TTL: 30 * time.Second},
 		},
 
+		// No check configured.
+		"UncheckedStartLowers": {
+			reason: "Without a check a rollout starts and lets the top pod go at once: no initial delay, no query, the garbage timings not even read.",
+			in:     input(sts(3), updatedR1, unchecked),
+			want: Decision{
+				Status:    &v1alpha1.PhasedRolloutStatus{Phase: rolling, UpdateRevision: r2, RolloutStartTime: ts(0), RollingPodStatus: &rps{Status: waitPod, Partition: 2}},
+				Partition: 2, TTL: 30 * time.Second,
+				Events: []Event{{EventNormal, ReasonStarted, "rolling out revision " + r2 + " one pod at a time, from partition 3"}, stepDoneEvent("2")},
+			},
+		},
+		"UncheckedWaitsForAvailability": {
+			reason: "Without a check a step still waits for every pod to be available.",
+			in:     input(sts(2, available(2)), rollingR2(rps{Status: waitPod, Partition: 2}), unchecked),
+			want:   Decision{Status: rollingR2(rps{Status: v1alpha1.RollingPodWaitForAllPodsToBeAvailable, Partition: 2}), Partition: 2, TTL: 30 * time.Second},
+		},
+		"UncheckedDrainGated": {
+			reason: "Without a check the drain gate still holds the partition above a pod that serves.",
+			in:     input(sts(2), rollingR2(rps{Status: waitPod, Partition: 2}), unchecked, gate(&DrainOutcome{Ordinal: 1})),
+			want:   Decision{Status: rollingR2(rps{Status: waitDrain, Partition: 2}), Partition: 2, TTL: 10 * time.Second},
+		},
+
 		// The drain gate.
 		"DrainAsked": {
 			reason: "The checks passed: before lowering onto pod 1, ask whether it has drained; nothing else changes.",

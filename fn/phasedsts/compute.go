@@ -1,10 +1,7 @@
 package phasedsts
 
 import (
-	"fmt"
 	"reflect"
-	"strconv"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -220,31 +217,12 @@ func condition(sts *appsv1.StatefulSet, st v1alpha1.PhasedRolloutStatus) composi
 	case st.Phase == v1alpha1.PhasedRolloutUpdated:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonUpdated, "every pod runs revision "+st.UpdateRevision
 	default:
-		c.Reason, c.Message = ReasonRolling, rollingMessage(st)
+		c.Reason, c.Message = ReasonRolling, phased.Describe(st)
 		if rp := st.RollingPodStatus; rp != nil && rp.Status == v1alpha1.RollingPodPrometheusError {
 			c.Reason = ReasonCheckError
 		}
 	}
 	return c
-}
-
-// rollingMessage says where a rollout stands. It changes only when the
-// status does, so it causes no write of its own.
-func rollingMessage(st v1alpha1.PhasedRolloutStatus) string {
-	rp := st.RollingPodStatus
-	if rp == nil {
-		return "rolling out revision " + st.UpdateRevision
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "rolling out revision %s: pods from ordinal %s on are let go; step %s", st.UpdateRevision,
-		strconv.FormatInt(int64(rp.Partition), 10), rp.Status)
-	if rp.Status == v1alpha1.RollingPodWaitForChecks || rp.Status == v1alpha1.RollingPodPrometheusError {
-		fmt.Fprintf(&b, ", %d successful and %d failed checks in a row", rp.ConsecutiveSuccessfulChecks, rp.ConsecutiveFailedChecks)
-	}
-	if rp.LastCheckMessage != "" {
-		b.WriteString("; last check: " + rp.LastCheckMessage)
-	}
-	return b.String()
 }
 
 // validate refuses what the API server would refuse of the StatefulSet

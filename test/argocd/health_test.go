@@ -106,6 +106,10 @@ func TestEngineHealth(t *testing.T) {
 			obj:  `{status: {conditions: [{type: EngineReady, status: "False", reason: Rolling, message: Engine is in draining phase}]}}`,
 			want: health{"Progressing", "Engine is in draining phase"},
 		},
+		"UpdatingInPlace": {
+			obj:  `{metadata: {generation: 4}, status: {phase: updating, observedGeneration: 3, conditions: [{type: EngineReady, status: "False", reason: Rolling, message: "Engine is updating generation 0 in place, one pod at a time"}, {type: PhasedRollout, status: "False", reason: CheckError, message: connection refused}]}}`,
+			want: health{"Progressing", "generation 4 is not fully in effect yet (observedGeneration 3): Engine is updating generation 0 in place, one pod at a time"},
+		},
 		"WaitingForInstance": {
 			obj:  `{status: {conditions: [{type: EngineReady, status: "False", reason: InstanceNotReady, message: instance demo has no metadata endpoint}]}}`,
 			want: health{"Progressing", "instance demo has no metadata endpoint"},

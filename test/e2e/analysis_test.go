@@ -18,13 +18,7 @@ import (
 func TestEngineAnalysisHoldsTheSwitch(t *testing.T) {
 	s := newScenario(t, "s-analysis")
 	const promAddr = "127.0.0.1:19091"
-	prom, err := cp.StartPrometheus(s.ctx, s.ns, promAddr)
-	s.must(err)
-	t.Cleanup(prom.Stop)
-
-	inst := s.instance("demo")
-	s.apply(inst)
-	s.waitInstanceReady(inst)
+	s.prometheusAndInstance(promAddr, "demo")
 
 	name := "an"
 	expr := fmt.Sprintf(`sum(firebolt_running_queries{namespace=%q, pod=~"%s-g${GENERATION}-[0-9]+"}) < 1`, s.ns, name)

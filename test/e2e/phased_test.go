@@ -116,11 +116,16 @@ func (s *scenario) setImage(claim *unstructured.Unstructured, image string) {
 // podRevisions lists the revision of every pod of the StatefulSet by name,
 // and the StatefulSet's update revision.
 func (s *scenario) podRevisions(ctx context.Context, name string) (map[string]string, *appsv1.StatefulSet, error) {
+	return s.statefulSetPods(ctx, name, "app.kubernetes.io/name=web")
+}
+
+// statefulSetPods is podRevisions for the pods selector selects.
+func (s *scenario) statefulSetPods(ctx context.Context, name, selector string) (map[string]string, *appsv1.StatefulSet, error) {
 	sts, err := cp.Kube.AppsV1().StatefulSets(s.ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, nil, err
 	}
-	pods, err := cp.Kube.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=web"})
+	pods, err := cp.Kube.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -260,25 +265,7 @@ func TestPhasedStatefulSetRollsPodByPod(t *testing.T) {
 	// One step per pod, highest ordinal first, each lowering the
 	// partition by one: the claim's PhasedRolloutStepDone events (polling
 	// the StatefulSet could miss the short-lived partition 0).
-	var steps []string
-	s.wait(time.Minute, "three PhasedRolloutStepDone events", func(ctx context.Context) (bool, string, error) {
-		l, err := cp.Kube.CoreV1().Events(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=PhasedStatefulSet,reason=PhasedRolloutStepDone"})
-		if err != nil {
-			return false, harness.SeenErr(err), nil
-		}
-		steps = steps[:0]
-		for _, e := range l.Items {
-			steps = append(steps, e.Message)
-		}
-		slices.Sort(steps)
-		return len(steps) == 3, strings.Join(steps, " | "), nil
-	})
-	for i, want := range []string{"partition lowered to 0", "partition lowered to 1", "partition lowered to 2"} {
-		if !strings.Contains(steps[i], want) {
-			t.Errorf("step events %q, want one each lowering the partition to 2, 1 and 0", steps)
-			break
-		}
-	}
+	s.checkThreeSteps("PhasedStatefulSet", name)
 
 	// standardRollingUpdate: no gating; with failing checks the
 	// StatefulSet controller still rolls every pod.
@@ -292,4 +279,43 @@ func TestPhasedStatefulSetRollsPodByPod(t *testing.T) {
 	waitPhased("a standard rolling update to finish with the checks failing", rolloutTimeout, func(st phasedState, revs map[string]string, sts *appsv1.StatefulSet) bool {
 		return st.Phase == "suspended" && len(revs) == 3 && updatedPods(revs, sts) == 3 && sts.Status.UpdateRevision == sts.Status.CurrentRevision
 	})
+}
+
+// prometheusAndInstance starts the scenario's Prometheus on addr and a
+// ready FireboltInstance named instance.
+func (s *scenario) prometheusAndInstance(addr, instance string) {
+	s.t.Helper()
+	prom, err := cp.StartPrometheus(s.ctx, s.ns, addr)
+	s.must(err)
+	s.t.Cleanup(prom.Stop)
+	inst := s.instance(instance)
+	s.apply(inst)
+	s.waitInstanceReady(inst)
+}
+
+// checkThreeSteps checks that claim name of kind had one
+// PhasedRolloutStepDone event per pod of three, highest ordinal first,
+// each lowering the partition by one.
+func (s *scenario) checkThreeSteps(kind, name string) {
+	s.t.Helper()
+	var steps []string
+	s.wait(time.Minute, "three PhasedRolloutStepDone events", func(ctx context.Context) (bool, string, error) {
+		l, err := cp.Kube.CoreV1().Events(s.ns).List(ctx, metav1.ListOptions{
+			FieldSelector: "involvedObject.kind=" + kind + ",involvedObject.name=" + name + ",reason=PhasedRolloutStepDone"})
+		if err != nil {
+			return false, harness.SeenErr(err), nil
+		}
+		steps = steps[:0]
+		for _, e := range l.Items {
+			steps = append(steps, e.Message)
+		}
+		slices.Sort(steps)
+		return len(steps) == 3, strings.Join(steps, " | "), nil
+	})
+	for i, want := range []string{"partition lowered to 0", "partition lowered to 1", "partition lowered to 2"} {
+		if !strings.Contains(steps[i], want) {
+			s.t.Errorf("step events %q, want one each lowering the partition to 2, 1 and 0", steps)
+			return
+		}
+	}
 }

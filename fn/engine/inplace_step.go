@@ -1,0 +1,186 @@
+package engine
+
+import (
+	"strconv"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/phased"
+	"github.com/firebolt-db/firebolt-crossplane/fn/promcheck"
+	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
+)
+
+// RequirementRolledPod is the pod of the active generation at its
+// StatefulSet's partition: the pod an in-place step let go last.
+const RequirementRolledPod = "rolled-pod"
+
+// The PhasedRollout condition: where the last in-place update stands.
+const (
+	TypePhasedRollout   = "PhasedRollout"
+	ReasonUpdated       = "Updated"
+	ReasonCheckError    = "CheckError"
+	ReasonUpdateStopped = "UpdateStopped"
+)
+
+// partitionOf is the partition a call renders into a generation's
+// StatefulSet, over the recorded one.
+type partitionOf struct {
+	gen   int
+	value int32
+}
+
+// withPartition is d with its StatefulSet's partition set to p: a copy, so
+// the recording it came from is not touched.
+func withPartition(d DesiredObject, p int32) DesiredObject {
+	obj := deepCopy(d.Object)
+	if err := unstructured.SetNestedField(obj, int64(p), "spec", "updateStrategy", "rollingUpdate", "partition"); err != nil {
+		// The recording was verified to be a StatefulSet; a spec that is not
+		// an object cannot be one.
+		return d
+	}
+	return DesiredObject{Object: obj, Ready: d.Ready}
+}
+
+// stepInput is the in-place step this call runs, without its outcomes: only
+// in updating, for an active generation with a usable recording whose
+// StatefulSet is observed. The read layer (to run a due check or drain
+// probe) and the machine (to decide) both take it from here, so an outcome
+// is never missing when it matters.
+func stepInput(in Inputs, now time.Time) (phased.Input, bool) {
+	n := in.Status.ActiveGeneration
+	if in.Status.Phase != v1alpha1.EnginePhaseUpdating || n < 0 || n != in.Status.CurrentGeneration {
+		return phased.Input{}, false
+	}
+	rec, ok := in.Renderings[n]
+	if !ok || !rec.usable() {
+		return phased.Input{}, false
+	}
+	si := phased.Input{
+		Now:       now,
+		Replicas:  clampInt32(number(rec.Objects.StatefulSet, "spec", "replicas")),
+		Unchecked: in.Spec.Analysis == nil,
+		Previous:  in.Status.PhasedRollout,
+	}
+	if in.Spec.Analysis != nil {
+		si.Check = *in.Spec.Analysis
+	}
+	if p := effectivePolicy(in.Spec, in.classSpec()); p.drainChecked() {
+		si.Drain = &phased.DrainGate{Interval: p.DrainCheckInterval}
+	}
+	obs := in.Observed[resourceName(n, suffixStatefulSet)]
+	if obs == nil {
+		return si, true
+	}
+	want, _, _ := unstructured.NestedString(rec.Objects.StatefulSet, "metadata", "annotations", AnnotationTemplateHash)
+	got, _ := obs.str("metadata", "annotations", AnnotationTemplateHash)
+	si.TemplateChanged = got != want
+	si.Observed = observedStatefulSet(obs, in.RolledPod)
+	return si, true
+}
+
+// observedStatefulSet is what a step reads of the observed StatefulSet and
+// of the pod it let go last.
+func observedStatefulSet(obs *ObservedObject, pod *RolledPod) *phased.Observed {
+	rev := func(path ...string) string { s, _ := obs.str(path...); return s }
+	o := &phased.Observed{
+		Generation:         obs.number("metadata", "generation"),
+		SpecReplicas:       clampInt32(obs.number("spec", "replicas")),
+		ObservedGeneration: obs.number("status", "observedGeneration"),
+		Replicas:           clampInt32(obs.number("status", "replicas")),
+		UpdatedReplicas:    clampInt32(obs.number("status", "updatedReplicas")),
+		AvailableReplicas:  clampInt32(obs.number("status", "availableReplicas")),
+		CurrentRevision:    rev("status", "currentRevision"),
+		UpdateRevision:     rev("status", "updateRevision"),
+	}
+	if p, ok := observedPartition(obs); ok {
+		o.Partition = &p
+	}
+	if pod != nil {
+		o.PodRevisions = map[int32]string{pod.Ordinal: pod.Revision}
+	}
+	return o
+}
+
+// observedPartition is the StatefulSet's partition, when it holds one.
+func observedPartition(obs *ObservedObject) (int32, bool) {
+	if _, _, ok := obs.field("spec", "updateStrategy", "rollingUpdate", "partition"); !ok {
+		return 0, false
+	}
+	return clampInt32(obs.number("spec", "updateStrategy", "rollingUpdate", "partition")), true
+}
+
+// rolledPodName is the pod an in-place update let go last: the active
+// StatefulSet's pod at its partition, when the partition lets one go.
+func rolledPodName(in Inputs) (string, int32, bool) {
+	if in.Status.Phase != v1alpha1.EnginePhaseUpdating || in.Engine == "" {
+		return "", 0, false
+	}
+	n := in.Status.ActiveGeneration
+	obs := in.Observed[resourceName(n, suffixStatefulSet)]
+	if obs == nil || n < 0 {
+		return "", 0, false
+	}
+	p, ok := observedPartition(obs)
+	if !ok || p < 0 || int64(p) >= obs.number("spec", "replicas") {
+		return "", 0, false
+	}
+	return podName(in.Engine, n, p), p, true
+}
+
+// podName is the name of generation gen's pod with the given ordinal.
+func podName(engine string, gen int, ordinal int32) string {
+	return statefulSetName(engine, gen) + "-" + strconv.FormatInt(int64(ordinal), 10)
+}
+
+// RolledPod is what a step reads of the pod it let go last.
+type RolledPod struct {
+	Ordinal  int32
+	Revision string
+}
+
+// podDrain is the drain verdict of the one pod a step is about to let go.
+type podDrain struct {
+	Ordinal int32
+	Verdict scrape.Verdict
+}
+
+// podScrape is a scrape of generation gen's pod with the given ordinal.
+func podScrape(in Inputs, gen int, ordinal int32) drainCheck {
+	s := generationScrape(in, gen)
+	set := generationLabels(in.Engine, gen)
+	set[appsv1.StatefulSetPodNameLabel] = podName(in.Engine, gen, ordinal)
+	s.Selector = labels.SelectorFromSet(set)
+	return s
+}
+
+// checkOutcome is a check's outcome as a step reads it.
+func checkOutcome(o promcheck.Outcome) *phased.Outcome {
+	return &phased.Outcome{Succeeded: o.Succeeded, Err: o.Cause != "", Message: o.Message}
+}
+
+// phasedCondition is the PhasedRollout condition, set only for an engine
+// that has run an in-place update.
+func phasedCondition(st *v1alpha1.PhasedRolloutStatus, phase v1alpha1.EnginePhase) (Condition, bool) {
+	if st == nil {
+		return Condition{}, false
+	}
+	c := Condition{Type: TypePhasedRollout, Status: metav1.ConditionFalse, Reason: ReasonRolling}
+	switch {
+	case phase != v1alpha1.EnginePhaseUpdating && st.Phase == v1alpha1.PhasedRolloutRolling:
+		c.Reason, c.Message = ReasonUpdateStopped, "the in-place update stopped for a new generation: "+phased.Describe(*st)
+	case st.Phase == v1alpha1.PhasedRolloutUpdated:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonUpdated, "every pod runs revision "+st.UpdateRevision
+	default:
+		c.Message = phased.Describe(*st)
+		if rp := st.RollingPodStatus; rp != nil && rp.Status == v1alpha1.RollingPodPrometheusError {
+			c.Reason = ReasonCheckError
+		}
+	}
+	c.Message = BoundMessage(c.Message)
+	return c, true
+}
