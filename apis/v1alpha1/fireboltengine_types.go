@@ -63,6 +63,14 @@ type FireboltEngineSpec struct {
 	// +optional
 	Rollout RolloutStrategy `json:"rollout,omitempty"`
 
+	// StandardRollingUpdate, under rollout: phased, hands an in-place
+	// update to the StatefulSet controller, as seed 004's field of that
+	// name: every pod is rolled at once in its order, without checks or
+	// the drain gate. Read live, so setting it mid-update finishes that
+	// update unchecked.
+	// +optional
+	StandardRollingUpdate bool `json:"standardRollingUpdate,omitempty"`
+
 	// MetadataEndpointOverride replaces the instance's metadata endpoint in
 	// the engine configuration, for engines in another cluster. Immutable
 	// once set.

@@ -158,6 +158,8 @@ func (m *machine) updating() {
 		m.ttl = ttlCreating
 	}
 	if m.updateDone(n, in, d, rec) {
+		// At rest the recorded partition holds every pod again.
+		m.partition = nil
 		m.next.Phase = terminalPhase(m.in.Spec)
 		m.inEffect = m.onlyGeneration(n)
 		m.ttl = m.in.Config.StableTTL
@@ -172,7 +174,9 @@ func (m *machine) updating() {
 func (m *machine) updateDone(n int, in phased.Input, d phased.Decision, rec Recording) bool {
 	o := in.Observed
 	switch {
-	case d.Need != phased.NeedNothing || d.Status == nil || d.Status.Phase != v1alpha1.PhasedRolloutUpdated:
+	case d.Need != phased.NeedNothing || d.Status == nil:
+		return false
+	case d.Status.Phase != v1alpha1.PhasedRolloutUpdated && d.Status.Phase != v1alpha1.PhasedRolloutSuspended:
 		return false
 	case in.TemplateChanged || o == nil || o.ObservedGeneration < o.Generation:
 		return false

@@ -25,6 +25,7 @@ const (
 	ReasonUpdated       = "Updated"
 	ReasonCheckError    = "CheckError"
 	ReasonUpdateStopped = "UpdateStopped"
+	ReasonSuspended     = "Suspended"
 )
 
 // partitionOf is the partition a call renders into a generation's
@@ -61,10 +62,11 @@ func stepInput(in Inputs, now time.Time) (phased.Input, bool) {
 		return phased.Input{}, false
 	}
 	si := phased.Input{
-		Now:       now,
-		Replicas:  clampInt32(number(rec.Objects.StatefulSet, "spec", "replicas")),
-		Unchecked: in.Spec.Analysis == nil,
-		Previous:  in.Status.PhasedRollout,
+		Now:                   now,
+		StandardRollingUpdate: in.Spec.StandardRollingUpdate,
+		Replicas:              clampInt32(number(rec.Objects.StatefulSet, "spec", "replicas")),
+		Unchecked:             in.Spec.Analysis == nil,
+		Previous:              in.Status.PhasedRollout,
 	}
 	if in.Spec.Analysis != nil {
 		si.Check = *in.Spec.Analysis
@@ -175,6 +177,11 @@ func phasedCondition(st *v1alpha1.PhasedRolloutStatus, phase v1alpha1.EnginePhas
 		c.Reason, c.Message = ReasonUpdateStopped, "the in-place update stopped for a new generation: "+phased.Describe(*st)
 	case st.Phase == v1alpha1.PhasedRolloutUpdated:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonUpdated, "every pod runs revision "+st.UpdateRevision
+	case st.Phase == v1alpha1.PhasedRolloutSuspended:
+		c.Reason, c.Message = ReasonSuspended, "standardRollingUpdate is true: the StatefulSet controller rolls every pod without checks or the drain gate"
+		if phase != v1alpha1.EnginePhaseUpdating {
+			c.Status, c.Message = metav1.ConditionTrue, "every pod was rolled by the StatefulSet controller (standardRollingUpdate)"
+		}
 	default:
 		c.Message = phased.Describe(*st)
 		if rp := st.RollingPodStatus; rp != nil && rp.Status == v1alpha1.RollingPodPrometheusError {

@@ -211,6 +211,25 @@ func TestUpdatingSteps(t *testing.T) {
 			},
 			wantPhase: "updating", wantPartition: 3,
 		},
+		"StandardRollingUpdateHandsOver": {
+			in: func(t *testing.T) Inputs {
+				n := next
+				n.StandardRollingUpdate = true
+				return updatingAt(t, old, n, 3, rolling(3, v1alpha1.RollingPodWaitForDrain))
+			},
+			wantPhase: "updating", wantPartition: 0,
+			wantEvents: []string{"PhasedRolloutSuspended"},
+		},
+		"StandardRollingUpdateEnds": {
+			in: func(t *testing.T) Inputs {
+				n := next
+				n.StandardRollingUpdate = true
+				in := updatingAt(t, old, n, 0, &v1alpha1.PhasedRolloutStatus{Phase: v1alpha1.PhasedRolloutSuspended, UpdateRevision: "rev-a"})
+				observedPhased(t, &in, n, 0, "rev-b", "rev-b")
+				return in
+			},
+			wantPhase: "stable", wantPartition: 3,
+		},
 		"TopologyChangeMidUpdateRollsBlueGreen": {
 			in: func(t *testing.T) Inputs {
 				in := updatingAt(t, old, next, 2, rolling(2, v1alpha1.RollingPodWaitForDrain))

@@ -111,7 +111,7 @@ func TestModel(t *testing.T) {
 
 // drawPhasedSpec draws a spec under rollout: phased whose edits are mostly
 // of the pod template (the image), sometimes of replicas, with the drain
-// gate on or off.
+// gate on or off, and now and then standardRollingUpdate.
 func drawPhasedSpec(d draws) map[string]any {
 	spec := map[string]any{"instanceRef": simInstance, "replicas": float64(3), "storage": map[string]any{}, "rollout": "phased"}
 	if d.intn(0, 5, "topology change") == 0 {
@@ -122,6 +122,9 @@ func drawPhasedSpec(d draws) map[string]any {
 	}}}
 	if d.intn(0, 3, "drain gate off") == 0 {
 		spec["drainCheckEnabled"] = false
+	}
+	if d.intn(0, 5, "standard rolling update") == 0 {
+		spec["standardRollingUpdate"] = true
 	}
 	return spec
 }

@@ -142,6 +142,10 @@ func (s *sim) applyInPlace(name resource.Name, o *simObj, content map[string]any
 		}
 	}
 	gen, _ := generationOf(name)
+	if s.suspendedAt >= t.changedAt {
+		// standardRollingUpdate: the controller rolls every pod at once.
+		moving = nil
+	}
 	if update != t.update && len(moving) > 0 {
 		s.fail("step %d: generation %d's template changed with pods %v let go at once (partition %d)", s.step, gen, moving, partition)
 	}
@@ -217,6 +221,9 @@ func (s *sim) noteGate() {
 	spec := s.Spec()
 	if (spec.DrainCheckEnabled != nil && !*spec.DrainCheckEnabled) || spec.Rollout == v1alpha1.RolloutRecreate {
 		s.ungatedAt = s.step
+	}
+	if spec.StandardRollingUpdate {
+		s.suspendedAt = s.step
 	}
 }
 

@@ -128,9 +128,9 @@ type sim struct {
 	// pods in-place steps let go.
 	podDrained map[string]int
 	podsLetGo  int
-	// ungatedAt is the last step whose policy had no drain gate; -1 for
-	// none.
-	ungatedAt int
+	// ungatedAt is the last step whose policy had no drain gate, and
+	// suspendedAt the last with standardRollingUpdate; -1 for none.
+	ungatedAt, suspendedAt int
 
 	lastReq    *fnv1.RunFunctionRequest
 	lastRsp    *fnv1.RunFunctionResponse
@@ -162,6 +162,7 @@ func newSimNamed(t failer, d draws, spec map[string]any, engineName, xrName, xrU
 		everDeleted: map[resource.Name]bool{},
 		podDrained:  map[string]int{},
 		ungatedAt:   -1,
+		suspendedAt: -1,
 		stsCreated:  map[int]bool{},
 		conditions:  map[string]*fnv1.Condition{},
 		verdict:     scrape.Verdict{Drained: true},

@@ -95,10 +95,10 @@ func TestEngineRolloutPhasedUpdatesInPlace(t *testing.T) {
 	held := waitRollout("the in-place update held by failing checks", func(e engineState, st phasedState, _ map[string]string, _ *appsv1.StatefulSet) bool {
 		return e.Phase == "updating" && st.Phase == "rolling" && st.Failed >= 2
 	})
-	revs, set, err := s.enginePodRevisions(s.ctx, sts)
+	revs, held0, err := s.enginePodRevisions(s.ctx, sts)
 	s.must(err)
-	if held.Partition != 3 || updatedPods(revs, set) != 0 || *set.Spec.UpdateStrategy.RollingUpdate.Partition != 3 {
-		t.Fatalf("failing checks let pods go: %s, pods %v on update revision %s, partition %v", held, revs, set.Status.UpdateRevision, set.Spec.UpdateStrategy.RollingUpdate)
+	if held.Partition != 3 || updatedPods(revs, held0) != 0 || *held0.Spec.UpdateStrategy.RollingUpdate.Partition != 3 {
+		t.Fatalf("failing checks let pods go: %s, pods %v on update revision %s, partition %v", held, revs, held0.Status.UpdateRevision, held0.Spec.UpdateStrategy.RollingUpdate)
 	}
 
 	// Quiet pods: they drain and the checks pass; the pods go one by one.
@@ -130,6 +130,19 @@ func TestEngineRolloutPhasedUpdatesInPlace(t *testing.T) {
 		u := mustGet(s, eng)
 		og, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 		return og == u.GetGeneration(), fmt.Sprintf("observedGeneration %d, generation %d", og, u.GetGeneration()), nil
+	})
+
+	// standardRollingUpdate: busy pods and failing checks hold nothing;
+	// the StatefulSet controller rolls every pod, still in place.
+	cp.Pods.Set(s.ns, sts+"-", harness.Behaviour{Mode: harness.Busy, Running: 1})
+	s.waitQuery(promAddr, ok, false)
+	set(t, eng, true, "spec", "standardRollingUpdate")
+	containers[0].(map[string]any)["image"] = inPlaceImage + "-2"
+	set(t, eng, containers, "spec", "template", "spec", "containers")
+	s.apply(eng)
+	waitRollout("a standard rolling update to finish in place with the checks failing", func(e engineState, st phasedState, revs map[string]string, set *appsv1.StatefulSet) bool {
+		return e.Phase == "stable" && st.Phase == "suspended" && len(revs) == 3 && updatedPods(revs, set) == 3 &&
+			set.Status.CurrentRevision == set.Status.UpdateRevision
 	})
 }
 
