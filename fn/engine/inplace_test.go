@@ -318,3 +318,37 @@ func TestUnrolledAtRestResumes(t *testing.T) {
 		t.Errorf("a settled StatefulSet: phase %s, want stable", s.Phase)
 	}
 }
+
+// rollout: phased on the class applies to its engines: an edit of the
+// class's template updates them in place, and an engine's own rollout
+// overrides it.
+func TestClassPhasedRollout(t *testing.T) {
+	for name, tc := range map[string]struct {
+		engineRollout v1alpha1.RolloutStrategy
+		wantPhase     v1alpha1.EnginePhase
+		wantCurrent   int
+	}{
+		"InheritsPhased":    {"", "updating", 0},
+		"EngineOverridesIt": {v1alpha1.RolloutGraceful, "creating", 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			spec := imageSpec("engine:4.30")
+			spec.EngineClassRef = classRef("big")
+			spec.Rollout = tc.engineRollout
+			class := func(zone string) ClassRef {
+				c := foundClass("big", nodeSelectorTemplate(zone))
+				c.Spec.Rollout = v1alpha1.RolloutPhased
+				return c
+			}
+			in := testInputs(t, v1alpha1.EnginePhaseStable, 0, 0)
+			in.Spec, in.Class = spec, class("a")
+			withGeneration(&in, 0, spec, pods{2, 2})
+			withRoute(&in, 0)
+			in.Class = class("b")
+			s := summarize(Compute(in, Signals{}, testNow))
+			if s.Phase != tc.wantPhase || s.Current != tc.wantCurrent {
+				t.Errorf("a class template edit: phase %s current %d, want %s %d (events %v)", s.Phase, s.Current, tc.wantPhase, tc.wantCurrent, s.Events)
+			}
+		})
+	}
+}
