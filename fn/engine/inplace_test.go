@@ -352,3 +352,28 @@ func TestClassPhasedRollout(t *testing.T) {
 		})
 	}
 }
+
+// A hostile status.phasedRollout (anyone who can write the composite's
+// status can write it) neither panics nor lets more than one pod go: the
+// step repairs it and renders a partition within [observed-1, replicas].
+func TestUpdatingHostileStatus(t *testing.T) {
+	old, next := phasedSpec("engine:4.29", 3), phasedSpec("engine:4.30", 3)
+	for name, st := range map[string]*v1alpha1.PhasedRolloutStatus{
+		"NegativePartition": {Phase: v1alpha1.PhasedRolloutRolling, UpdateRevision: "rev-b", RollingPodStatus: &v1alpha1.RollingPodStatus{Partition: -5, Status: v1alpha1.RollingPodWaitForDrain}},
+		"PartitionFarBelow": {Phase: v1alpha1.PhasedRolloutRolling, UpdateRevision: "rev-b", RollingPodStatus: &v1alpha1.RollingPodStatus{Partition: 0, Status: v1alpha1.RollingPodWaitForDrain, ConsecutiveSuccessfulChecks: 1 << 30}},
+		"GarbageTimes": {Phase: v1alpha1.PhasedRolloutRolling, UpdateRevision: "rev-b", RolloutStartTime: "yesterday",
+			RollingPodStatus: &v1alpha1.RollingPodStatus{Partition: 3, AnalysisStartTime: "not a time", LastCheckTime: "9999-99-99"}},
+		"UnknownPhase": {Phase: "finished", UpdateRevision: "rev-b"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := updatingAt(t, old, next, 3, st)
+			p := Compute(in, Signals{StepDrain: &podDrain{Ordinal: 2, Verdict: scrape.Verdict{Drained: true}}}, testNow)
+			if got, _ := stsPartition(t, p); got < 2 || got > 3 {
+				t.Errorf("rendered partition %d from a StatefulSet at partition 3: want 2 or 3", got)
+			}
+			if p.Status.Phase != v1alpha1.EnginePhaseUpdating {
+				t.Errorf("phase %s, want updating", p.Status.Phase)
+			}
+		})
+	}
+}
