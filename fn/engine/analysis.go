@@ -35,9 +35,7 @@ const (
 
 // A Checker runs a check's Prometheus query at a time; *promcheck.Client is
 // the real one.
-type Checker interface {
-	Run(ctx context.Context, q v1alpha1.PrometheusQuery, creds promcheck.Credentials, at time.Time) promcheck.Outcome
-}
+type Checker = promcheck.Runner
 
 // AnalysisSecret is the Secret spec.analysis.query.secretRef names.
 type AnalysisSecret struct {
@@ -74,25 +72,11 @@ func analysisQuery(in Inputs, gen int32) v1alpha1.PrometheusQuery {
 	return q
 }
 
-// runAnalysis runs the check of a due analysis, with the Secret's
-// credentials. A missing or bad Secret fails the check as an unreachable
-// server does: the rollout holds and the condition says why.
+// runAnalysis runs the check of a due analysis with the Secret's
+// credentials.
 func runAnalysis(ctx context.Context, check Checker, in Inputs, gen int32, now time.Time) promcheck.Outcome {
-	q := analysisQuery(in, gen)
-	if check == nil {
-		return promcheck.Outcome{Cause: promcheck.CauseConfig, Message: "the function has no Prometheus client"}
-	}
-	creds := promcheck.Credentials{}
-	if ref := q.SecretRef; ref != "" {
-		if !in.AnalysisSecret.Found {
-			return promcheck.Outcome{Cause: promcheck.CauseConfig, Message: "Secret " + ref + " named by spec.analysis.query.secretRef was not found in namespace " + in.Namespace}
-		}
-		var err error
-		if creds, err = promcheck.CredentialsFromSecret(in.AnalysisSecret.Data); err != nil {
-			return promcheck.Outcome{Cause: promcheck.CauseConfig, Message: "Secret " + ref + ": " + err.Error()}
-		}
-	}
-	return check.Run(ctx, q, creds, now)
+	return promcheck.RunWithSecret(ctx, check, analysisQuery(in, gen), "spec.analysis.query.secretRef", in.Namespace,
+		promcheck.Secret{Found: in.AnalysisSecret.Found, Data: in.AnalysisSecret.Data}, now)
 }
 
 // analysisPasses runs the analysis of generation n, whose pods are ready

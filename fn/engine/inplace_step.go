@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/phased"
 	"github.com/firebolt-db/firebolt-crossplane/fn/promcheck"
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
@@ -74,61 +75,45 @@ func stepInput(in Inputs, now time.Time) (phased.Input, bool) {
 	if p := effectivePolicy(in.Spec, in.classSpec()); p.drainChecked() {
 		si.Drain = &phased.DrainGate{Interval: p.DrainCheckInterval}
 	}
-	obs := in.Observed[resourceName(n, suffixStatefulSet)]
-	if obs == nil {
+	sts := observedStatefulSet(in, n)
+	if sts == nil {
 		return si, true
 	}
 	want, _, _ := unstructured.NestedString(rec.Objects.StatefulSet, "metadata", "annotations", AnnotationTemplateHash)
-	got, _ := obs.str("metadata", "annotations", AnnotationTemplateHash)
-	si.TemplateChanged = got != want
-	si.Observed = observedStatefulSet(obs, in.RolledPod)
+	si.TemplateChanged = sts.Annotations[AnnotationTemplateHash] != want
+	si.Observed = phased.ObserveStatefulSet(sts, in.RolledPod)
 	return si, true
 }
 
-// observedStatefulSet is what a step reads of the observed StatefulSet and
-// of the pod it let go last.
-func observedStatefulSet(obs *ObservedObject, pod *RolledPod) *phased.Observed {
-	rev := func(path ...string) string { s, _ := obs.str(path...); return s }
-	o := &phased.Observed{
-		Generation:         obs.number("metadata", "generation"),
-		SpecReplicas:       clampInt32(obs.number("spec", "replicas")),
-		ObservedGeneration: obs.number("status", "observedGeneration"),
-		Replicas:           clampInt32(obs.number("status", "replicas")),
-		UpdatedReplicas:    clampInt32(obs.number("status", "updatedReplicas")),
-		AvailableReplicas:  clampInt32(obs.number("status", "availableReplicas")),
-		CurrentRevision:    rev("status", "currentRevision"),
-		UpdateRevision:     rev("status", "updateRevision"),
+// observedStatefulSet is generation gen's observed StatefulSet, decoded
+// whole; nil when it is not observed or not a StatefulSet. Only an
+// in-place update reads it so: at rest the engine reads the few fields it
+// needs in place.
+func observedStatefulSet(in Inputs, gen int) *appsv1.StatefulSet {
+	obs := in.Observed[resourceName(gen, suffixStatefulSet)]
+	if obs == nil {
+		return nil
 	}
-	if p, ok := observedPartition(obs); ok {
-		o.Partition = &p
+	sts := &appsv1.StatefulSet{}
+	if composite.Decode(obs.UnstructuredContent(), sts) != nil {
+		return nil
 	}
-	if pod != nil {
-		o.PodRevisions = map[int32]string{pod.Ordinal: pod.Revision}
-	}
-	return o
-}
-
-// observedPartition is the StatefulSet's partition, when it holds one.
-func observedPartition(obs *ObservedObject) (int32, bool) {
-	if _, _, ok := obs.field("spec", "updateStrategy", "rollingUpdate", "partition"); !ok {
-		return 0, false
-	}
-	return clampInt32(obs.number("spec", "updateStrategy", "rollingUpdate", "partition")), true
+	return sts
 }
 
 // rolledPodName is the pod an in-place update let go last: the active
 // StatefulSet's pod at its partition, when the partition lets one go.
 func rolledPodName(in Inputs) (string, int32, bool) {
-	if in.Status.Phase != v1alpha1.EnginePhaseUpdating || in.Engine == "" {
-		return "", 0, false
-	}
 	n := in.Status.ActiveGeneration
-	obs := in.Observed[resourceName(n, suffixStatefulSet)]
-	if obs == nil || n < 0 {
+	if in.Status.Phase != v1alpha1.EnginePhaseUpdating || in.Engine == "" || n < 0 {
 		return "", 0, false
 	}
-	p, ok := observedPartition(obs)
-	if !ok || p < 0 || int64(p) >= obs.number("spec", "replicas") {
+	sts := observedStatefulSet(in, n)
+	if sts == nil {
+		return "", 0, false
+	}
+	p, ok := phased.RolledPod(sts)
+	if !ok {
 		return "", 0, false
 	}
 	return podName(in.Engine, n, p), p, true
@@ -137,12 +122,6 @@ func rolledPodName(in Inputs) (string, int32, bool) {
 // podName is the name of generation gen's pod with the given ordinal.
 func podName(engine string, gen int, ordinal int32) string {
 	return statefulSetName(engine, gen) + "-" + strconv.FormatInt(int64(ordinal), 10)
-}
-
-// RolledPod is what a step reads of the pod it let go last.
-type RolledPod struct {
-	Ordinal  int32
-	Revision string
 }
 
 // podDrain is the drain verdict of the one pod a step is about to let go.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/phased"
 	"github.com/firebolt-db/firebolt-crossplane/fn/promcheck"
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
 )
@@ -40,7 +41,7 @@ func observedPhased(t *testing.T, in *Inputs, spec v1alpha1.FireboltEngineSpec, 
 		"updatedReplicas": r - p, "currentRevision": current, "updateRevision": update,
 	}, "status")
 	if p < r {
-		in.RolledPod = &RolledPod{Ordinal: int32(p), Revision: update}
+		in.RolledPod = &phased.Pod{Ordinal: int32(p), Revision: update}
 	}
 }
 

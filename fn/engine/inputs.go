@@ -16,6 +16,7 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine/autostop"
+	"github.com/firebolt-db/firebolt-crossplane/fn/phased"
 )
 
 // Names of the requirements the composer asks Crossplane for.
@@ -75,7 +76,7 @@ type Inputs struct {
 
 	// RolledPod is the pod an in-place update let go last, when Crossplane
 	// sent it (rolledPodName).
-	RolledPod *RolledPod
+	RolledPod *phased.Pod
 
 	// WakeStamp is the composite's firebolt.io/wake-requested annotation,
 	// which Crossplane copies from the claim the wake agent stamps; "" when
@@ -187,7 +188,7 @@ func Read(c composite.Call) (Inputs, error) {
 			return Inputs{}, err
 		}
 		if pod != nil {
-			in.RolledPod = &RolledPod{Ordinal: ordinal, Revision: pod.GetLabels()[appsv1.ControllerRevisionHashLabelKey]}
+			in.RolledPod = &phased.Pod{Ordinal: ordinal, Revision: pod.GetLabels()[appsv1.ControllerRevisionHashLabelKey]}
 		}
 	}
 	return in, nil

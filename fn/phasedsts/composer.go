@@ -11,7 +11,6 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
 	"github.com/firebolt-db/firebolt-crossplane/fn/promcheck"
@@ -19,9 +18,7 @@ import (
 
 // Checker runs a check's query at a time; *promcheck.Client is the real
 // one.
-type Checker interface {
-	Run(ctx context.Context, q v1alpha1.PrometheusQuery, creds promcheck.Credentials, at time.Time) promcheck.Outcome
-}
+type Checker = promcheck.Runner
 
 // Composer composes XPhasedStatefulSet composites.
 type Composer struct {
@@ -75,20 +72,8 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 	return write(call.Req, rsp, p)
 }
 
-// runCheck runs the check with the Secret's credentials. A Secret that is
-// missing or holds bad credentials fails the check, as an unreachable
-// server does: the rollout holds and the status says why.
+// runCheck runs the check with the Secret's credentials.
 func (c *Composer) runCheck(ctx context.Context, in Inputs, now time.Time) promcheck.Outcome {
-	q := in.XR.Spec.Check.Query
-	creds := promcheck.Credentials{}
-	if q.SecretRef != "" {
-		if !in.SecretFound {
-			return promcheck.Outcome{Cause: promcheck.CauseConfig, Message: "Secret " + q.SecretRef + " named by spec.check.query.secretRef was not found in namespace " + in.Claim.Namespace}
-		}
-		var err error
-		if creds, err = promcheck.CredentialsFromSecret(in.Secret); err != nil {
-			return promcheck.Outcome{Cause: promcheck.CauseConfig, Message: "Secret " + q.SecretRef + ": " + err.Error()}
-		}
-	}
-	return c.check.Run(ctx, q, creds, now)
+	return promcheck.RunWithSecret(ctx, c.check, in.XR.Spec.Check.Query, "spec.check.query.secretRef", in.Claim.Namespace,
+		promcheck.Secret{Found: in.SecretFound, Data: in.Secret}, now)
 }

@@ -105,7 +105,7 @@ func Compute(in Inputs, cfg v1beta1.Resolved, now time.Time, outcome *promcheck.
 	}
 	if sts := in.StatefulSet; sts != nil {
 		step.TemplateChanged = sts.GetAnnotations()[AnnotationTemplateHash] != r.TemplateHash
-		step.Observed = observed(sts, in.RolledPod)
+		step.Observed = phased.ObserveStatefulSet(sts, in.RolledPod)
 	}
 	if outcome != nil {
 		step.CheckOutcome = &phased.Outcome{Succeeded: outcome.Succeeded, Err: outcome.Cause != "", Message: outcome.Message}
@@ -128,7 +128,7 @@ func Compute(in Inputs, cfg v1beta1.Resolved, now time.Time, outcome *promcheck.
 	// requirements stop changing, so they follow only what is observed:
 	// the pod at the StatefulSet's partition, the one a step checks.
 	if sts := in.StatefulSet; sts != nil {
-		if op, ok := partition(sts); ok && op < replicas(sts) {
+		if op, ok := phased.RolledPod(sts); ok {
 			require[ReqRolledPod] = PodSelector(in.Claim.Namespace, PodName(in.Claim.Name, op))
 		}
 	}
@@ -167,27 +167,6 @@ func invalid(in Inputs, prev Status, require map[string]*fnv1.ResourceSelector, 
 		Require:   require,
 		TTL:       cfg.StableTTL,
 	}
-}
-
-// observed is what a step reads of the StatefulSet and the pod it let go.
-func observed(sts *appsv1.StatefulSet, pod *Pod) *phased.Observed {
-	o := &phased.Observed{
-		Generation:         sts.Generation,
-		SpecReplicas:       replicas(sts),
-		ObservedGeneration: sts.Status.ObservedGeneration,
-		Replicas:           sts.Status.Replicas,
-		UpdatedReplicas:    sts.Status.UpdatedReplicas,
-		AvailableReplicas:  sts.Status.AvailableReplicas,
-		CurrentRevision:    sts.Status.CurrentRevision,
-		UpdateRevision:     sts.Status.UpdateRevision,
-	}
-	if ru := sts.Spec.UpdateStrategy.RollingUpdate; ru != nil {
-		o.Partition = ru.Partition
-	}
-	if pod != nil {
-		o.PodRevisions = map[int32]string{pod.Ordinal: pod.Revision}
-	}
-	return o
 }
 
 // available: every pod of the observed StatefulSet is available.

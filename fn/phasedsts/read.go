@@ -14,6 +14,7 @@ import (
 	appsapi "github.com/firebolt-db/firebolt-crossplane/apis/apps/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
+	"github.com/firebolt-db/firebolt-crossplane/fn/phased"
 )
 
 // Requirement names under which the function asks Crossplane for what it
@@ -45,18 +46,12 @@ type Inputs struct {
 	SecretFound    bool
 	SecretResolved bool
 	// RolledPod is the pod at the partition, when Crossplane sent it.
-	RolledPod *Pod
+	RolledPod *phased.Pod
 	// ClaimGen is the claim itself, read for its generation.
 	ClaimGen claimgen.Claim
 	// Breaker: whether Crossplane's circuit breaker for the composite is
 	// open, and since when.
 	Breaker composite.Breaker
-}
-
-// Pod is what a step needs of a pod.
-type Pod struct {
-	Ordinal  int32
-	Revision string
 }
 
 func read(req *fnv1.RunFunctionRequest, xr *resource.Composite) (Inputs, error) {
@@ -97,14 +92,14 @@ func read(req *fnv1.RunFunctionRequest, xr *resource.Composite) (Inputs, error) 
 		}
 	}
 	if sts := in.StatefulSet; sts != nil {
-		if p, ok := partition(sts); ok && p < replicas(sts) {
+		if p, ok := phased.RolledPod(sts); ok {
 			name := PodName(in.Claim.Name, p)
 			u, _, err := composite.RequiredNamed(req, ReqRolledPod, "pod "+name, name)
 			if err != nil {
 				return Inputs{}, err
 			}
 			if u != nil {
-				in.RolledPod = &Pod{Ordinal: p, Revision: u.GetLabels()[LabelRevision]}
+				in.RolledPod = &phased.Pod{Ordinal: p, Revision: u.GetLabels()[LabelRevision]}
 			}
 		}
 	}
@@ -114,27 +109,6 @@ func read(req *fnv1.RunFunctionRequest, xr *resource.Composite) (Inputs, error) 
 // PodName is the name of the StatefulSet's pod with the given ordinal.
 func PodName(statefulSet string, ordinal int32) string {
 	return statefulSet + "-" + strconv.FormatInt(int64(ordinal), 10)
-}
-
-// partition is the StatefulSet's partition; unset counts as 0, as the
-// StatefulSet controller reads it.
-func partition(sts *appsv1.StatefulSet) (int32, bool) {
-	ru := sts.Spec.UpdateStrategy.RollingUpdate
-	if ru == nil || ru.Partition == nil {
-		return 0, true
-	}
-	if *ru.Partition < 0 {
-		return 0, false
-	}
-	return *ru.Partition, true
-}
-
-// replicas is spec.replicas as the API server defaults it.
-func replicas(sts *appsv1.StatefulSet) int32 {
-	if sts.Spec.Replicas == nil {
-		return 1
-	}
-	return *sts.Spec.Replicas
 }
 
 // PodSelector asks Crossplane for one pod of the StatefulSet by name.
