@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -223,6 +222,7 @@ func TestPhasedStatefulSetRollsPodByPod(t *testing.T) {
 	// Busy pods: the query returns no data, so no pod may be let go.
 	cp.Pods.Set(s.ns, name+"-", harness.Behaviour{Mode: harness.Busy, Running: 2})
 	s.waitQuery(promAddr, ok, false)
+	parts := s.watchPartitions(name)
 	s.setImage(claim, "registry.k8s.io/nginx-slim:0.28")
 	held := waitPhased("the rollout held by failing checks", rolloutTimeout, func(st phasedState, _ map[string]string, _ *appsv1.StatefulSet) bool {
 		return st.Phase == "rolling" && st.Failed >= 3
@@ -263,9 +263,9 @@ func TestPhasedStatefulSetRollsPodByPod(t *testing.T) {
 		t.Errorf("rolloutEndTime not set once every pod rolled: %s", done)
 	}
 	// One step per pod, highest ordinal first, each lowering the
-	// partition by one: the claim's PhasedRolloutStepDone events (polling
-	// the StatefulSet could miss the short-lived partition 0).
-	s.checkThreeSteps("PhasedStatefulSet", name)
+	// partition by one (polling the StatefulSet could miss the
+	// short-lived partition 0; its watch does not).
+	s.checkOnePodAtATime(parts, "PhasedStatefulSet", name)
 
 	// standardRollingUpdate: no gating; with failing checks the
 	// StatefulSet controller still rolls every pod.
@@ -291,31 +291,4 @@ func (s *scenario) prometheusAndInstance(addr, instance string) {
 	inst := s.instance(instance)
 	s.apply(inst)
 	s.waitInstanceReady(inst)
-}
-
-// checkThreeSteps checks that claim name of kind had one
-// PhasedRolloutStepDone event per pod of three, highest ordinal first,
-// each lowering the partition by one.
-func (s *scenario) checkThreeSteps(kind, name string) {
-	s.t.Helper()
-	var steps []string
-	s.wait(time.Minute, "three PhasedRolloutStepDone events", func(ctx context.Context) (bool, string, error) {
-		l, err := cp.Kube.CoreV1().Events(s.ns).List(ctx, metav1.ListOptions{
-			FieldSelector: "involvedObject.kind=" + kind + ",involvedObject.name=" + name + ",reason=PhasedRolloutStepDone"})
-		if err != nil {
-			return false, harness.SeenErr(err), nil
-		}
-		steps = steps[:0]
-		for _, e := range l.Items {
-			steps = append(steps, e.Message)
-		}
-		slices.Sort(steps)
-		return len(steps) == 3, strings.Join(steps, " | "), nil
-	})
-	for i, want := range []string{"partition lowered to 0", "partition lowered to 1", "partition lowered to 2"} {
-		if !strings.Contains(steps[i], want) {
-			s.t.Errorf("step events %q, want one each lowering the partition to 2, 1 and 0", steps)
-			return
-		}
-	}
 }
