@@ -24,7 +24,8 @@ type Desired struct {
 	Ready  bool
 	// Struct, when set, is Object in protobuf form, written as it is
 	// instead of converting Object on every call: it must equal
-	// structpb.NewStruct(Object) and belong to this response alone.
+	// structpb.NewStruct(Object). It may be shared with other responses
+	// (SharedStruct), so nothing writes to it.
 	Struct *structpb.Struct
 }
 

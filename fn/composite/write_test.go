@@ -2,11 +2,11 @@ package composite
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -60,36 +60,56 @@ func TestWriteEncodedDesired(t *testing.T) {
 	}
 }
 
-// TestCloneStruct: a clone equals its original and shares nothing with it.
-func TestCloneStruct(t *testing.T) {
-	orig, err := structpb.NewStruct(map[string]any{
-		"s": "x", "n": 1.5, "b": true, "null": nil,
-		"m": map[string]any{"l": []any{"a", map[string]any{"k": 2.0}, []any{}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := proto.Clone(orig)
-	tpl := NewStructTemplate(orig)
-	clones := map[string]func() *structpb.Struct{
-		"CloneStruct":   func() *structpb.Struct { return CloneStruct(orig) },
-		"Template":      tpl.Clone,
-		"TemplateAgain": tpl.Clone,
-	}
-	for name, clone := range clones {
-		c := clone()
-		if diff := cmp.Diff(want, c, protocmp.Transform()); diff != "" {
-			t.Fatalf("%s: clone: -want, +got:\n%s", name, diff)
+// TestSharedStructVerification: with verification on, a shared object
+// written to after it was made is caught at its next use; untouched, it is
+// served as it is, the same pointer every time.
+func TestSharedStructVerification(t *testing.T) {
+	VerifySharedStructs(true)
+	t.Cleanup(func() { VerifySharedStructs(false) })
+	obj := func() *structpb.Struct {
+		s, err := structpb.NewStruct(map[string]any{
+			"s": "x", "n": 1.5, "b": true, "null": nil,
+			"m": map[string]any{"l": []any{"a", map[string]any{"k": 2.0}, []any{}}},
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		c.Fields["s"] = structpb.NewStringValue("changed")
-		c.Fields["m"].GetStructValue().Fields["l"].GetListValue().Values[1].GetStructValue().Fields["k"] = structpb.NewNumberValue(3)
-		c.Fields["m"].GetStructValue().Fields["l"].GetListValue().Values[0] = structpb.NewNullValue()
-		if diff := cmp.Diff(want, orig, protocmp.Transform()); diff != "" {
-			t.Errorf("%s: changing the clone changed the original: -want, +got:\n%s", name, diff)
-		}
+		return s
 	}
-	if CloneStruct(nil) != nil || NewStructTemplate(nil).Clone() != nil {
-		t.Error("a clone of nil is not nil")
+	edits := map[string]func(*structpb.Struct){
+		"a top-level field": func(s *structpb.Struct) { s.Fields["s"] = structpb.NewStringValue("changed") },
+		"a field added":     func(s *structpb.Struct) { s.Fields["new"] = structpb.NewNullValue() },
+		"a nested number": func(s *structpb.Struct) {
+			s.Fields["m"].GetStructValue().Fields["l"].GetListValue().Values[1].GetStructValue().Fields["k"] = structpb.NewNumberValue(3)
+		},
+		"a list element": func(s *structpb.Struct) {
+			s.Fields["m"].GetStructValue().Fields["l"].GetListValue().Values[0] = structpb.NewNullValue()
+		},
+		"a field deleted":     func(s *structpb.Struct) { delete(s.GetFields(), "b") },
+		"a kind set in place": func(s *structpb.Struct) { s.Fields["b"].Kind = &structpb.Value_BoolValue{BoolValue: false} },
+	}
+	for name, edit := range edits {
+		t.Run(name, func(t *testing.T) {
+			sh := NewSharedStruct(obj())
+			first := sh.Struct()
+			if again := sh.Struct(); again != first {
+				t.Fatal("a shared object is served as a new pointer")
+			}
+			if diff := cmp.Diff(obj(), first, protocmp.Transform()); diff != "" {
+				t.Fatalf("served: -want, +got:\n%s", diff)
+			}
+			edit(first)
+			defer func() {
+				r := recover()
+				if r == nil || !strings.Contains(fmt.Sprint(r), "written to after it was made") {
+					t.Errorf("an edit of %s: recovered %v, want the shared-object panic", name, r)
+				}
+			}()
+			sh.Struct()
+		})
+	}
+	if NewSharedStruct(nil).Struct() != nil {
+		t.Error("a shared nil is not nil")
 	}
 }
 

@@ -100,6 +100,7 @@ func requestIn(t testing.TB, replicas int, phase v1alpha1.EnginePhase) *fnv1.Run
 }
 
 func benchmarkFunction(b *testing.B, req *fnv1.RunFunctionRequest, prober engine.DrainProber, wantPhase string) {
+	unverified(b)
 	c := engine.New(prober, engine.NewEventLister(nil), engine.WithClock(func() time.Time { return responseClock }))
 	f := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{v1alpha1.XFireboltEngineKind: c})
 	rsp, err := f.RunFunction(context.Background(), req)

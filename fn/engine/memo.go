@@ -187,7 +187,7 @@ var routingMemo = newLRU[slot, routingEntry](memoRoutingEntries, memoRoutingByte
 // protobuf form.
 type routingEntry struct {
 	obj map[string]any
-	st  *composite.StructTemplate
+	st  *composite.SharedStruct
 }
 
 func routingEntryOf(engine, namespace string, gen int) routingEntry {
@@ -196,7 +196,7 @@ func routingEntryOf(engine, namespace string, gen int) routingEntry {
 	if !ok {
 		e.obj = renderRoutingService(engine, namespace, gen)
 		if st, err := structpb.NewStruct(e.obj); err == nil {
-			e.st = composite.NewStructTemplate(st)
+			e.st = composite.NewSharedStruct(st)
 		}
 		routingMemo.put(k, e, routingEntryWeight)
 	}
@@ -211,15 +211,15 @@ func routingServiceMemo(engine, namespace string, gen int) map[string]any {
 
 // routingServiceDesired is the routing Service as a desired resource, as
 // a recording's objects are (see Recording.desired): the remembered
-// object, which nothing downstream writes to, and a copy of its protobuf
-// form for the response alone. It is returned on every call; copying the
-// map and converting it again each time was most of what it cost.
+// object and its protobuf form, both shared and read-only. It is returned
+// on every call; copying the map and converting it again each time was
+// most of what it cost.
 func routingServiceDesired(engine, namespace string, gen int, ready bool) DesiredObject {
 	e := routingEntryOf(engine, namespace, gen)
 	if e.st == nil {
 		return DesiredObject{Object: runtime.DeepCopyJSON(e.obj), Ready: ready}
 	}
-	return DesiredObject{Object: e.obj, Ready: ready, Struct: e.st.Clone()}
+	return DesiredObject{Object: e.obj, Ready: ready, Struct: e.st.Struct()}
 }
 
 // lru is a least-recently-used map bounded by entries and, when maxWeight

@@ -164,20 +164,24 @@ func TestRoutingServiceMemoReturnsACopy(t *testing.T) {
 	}
 }
 
-// TestRoutingServiceDesiredIsTheResponsesOwn: the routing Service a plan
-// returns is what rendering it gives, in both forms, and an edit of one
-// response's Service reaches neither the memo nor a later response.
-func TestRoutingServiceDesiredIsTheResponsesOwn(t *testing.T) {
+// TestRoutingServiceDesiredIsShared: the routing Service a plan returns is
+// what rendering it gives, in both forms, shared by every response that
+// returns it; an edit of one response's Service is caught at the next use
+// (verification is on in these tests, see TestMain) rather than reaching
+// a later response.
+func TestRoutingServiceDesiredIsShared(t *testing.T) {
 	want := renderRoutingService("memo-desired", "firebolt", 1)
 	wantStruct, err := structpb.NewStruct(want)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := routingServiceDesired("memo-desired", "firebolt", 1, true)
-	a.Struct.GetFields()["spec"].GetStructValue().GetFields()["selector"].GetStructValue().GetFields()[LabelGeneration] = structpb.NewStringValue("9")
 	b := routingServiceDesired("memo-desired", "firebolt", 1, false)
+	if a.Struct != b.Struct {
+		t.Error("two responses carry two copies of the routing Service, want one shared")
+	}
 	if diff := cmp.Diff(wantStruct, b.Struct, protocmp.Transform()); diff != "" {
-		t.Errorf("an edit of an earlier response leaked into a later one, -want, +got:\n%s", diff)
+		t.Errorf("struct, -want, +got:\n%s", diff)
 	}
 	if diff := cmp.Diff(want, b.Object); diff != "" {
 		t.Errorf("object, -want, +got:\n%s", diff)
@@ -185,6 +189,13 @@ func TestRoutingServiceDesiredIsTheResponsesOwn(t *testing.T) {
 	if !a.Ready || b.Ready {
 		t.Errorf("readiness: want true then false, got %t then %t", a.Ready, b.Ready)
 	}
+	a.Struct.GetFields()["spec"].GetStructValue().GetFields()["selector"].GetStructValue().GetFields()[LabelGeneration] = structpb.NewStringValue("9")
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "written to after it was made") {
+			t.Errorf("an edit of a response's routing Service: recovered %v, want the shared-object panic", r)
+		}
+	}()
+	routingServiceDesired("memo-desired", "firebolt", 1, false)
 }
 
 // TestRenderMemoBoundsItsBytes: the render memo keeps a copy of every

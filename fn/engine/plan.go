@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -260,10 +261,16 @@ func withLastReconciled(prev, next v1alpha1.FireboltEngineStatus, b composite.Br
 }
 
 // sameStatus compares statuses as they are written, ignoring
-// lastReconciled.
+// lastReconciled. Deeply equal statuses are written the same, and that is
+// the common case (an engine at rest), so only others are encoded: the
+// encodings tell apart what the values do not (nil from empty under
+// omitempty), and encoding the recorded renderings was most of the cost.
 func sameStatus(a, b v1alpha1.FireboltEngineStatus) bool {
 	a.LastReconciled, b.LastReconciled = nil, nil
 	a.Renderings = statusRenderings(decodeRecordingsKeepEncoded(a.Renderings))
+	if reflect.DeepEqual(a, b) {
+		return true
+	}
 	ja, doneA, errA := marshalScratch(a)
 	defer doneA()
 	jb, doneB, errB := marshalScratch(b)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -168,6 +169,45 @@ func TestRequirements(t *testing.T) {
 			in.Class = tc.class
 			if diff := cmp.Diff(tc.want, Compute(in, Signals{}, testNow).Requirements); diff != "" {
 				t.Errorf("%s\nrequirements: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestSameStatus: statuses are the same when they are written the same,
+// whether or not their values are deeply equal, lastReconciled aside.
+func TestSameStatus(t *testing.T) {
+	base := func() v1alpha1.FireboltEngineStatus {
+		return v1alpha1.FireboltEngineStatus{
+			CurrentGeneration: 1, ActiveGeneration: 1, Phase: v1alpha1.EnginePhaseStable,
+			Renderings: []v1alpha1.GenerationRendering{{Generation: 1, Hash: "h1", Objects: "o1"}, {Generation: 0, Hash: "h0", Objects: "o0"}},
+		}
+	}
+	at := metav1.NewTime(time.Date(2026, 11, 25, 4, 0, 0, 0, time.UTC))
+	for name, tc := range map[string]struct {
+		edit func(a, b *v1alpha1.FireboltEngineStatus)
+		want bool
+	}{
+		"Equal":                    {edit: func(_, _ *v1alpha1.FireboltEngineStatus) {}, want: true},
+		"LastReconciledAside":      {edit: func(a, _ *v1alpha1.FireboltEngineStatus) { a.LastReconciled = &at }, want: true},
+		"RenderingsInAnotherOrder": {edit: func(a, _ *v1alpha1.FireboltEngineStatus) { slices.Reverse(a.Renderings) }, want: true},
+		"NilAndEmptyWrittenAlike": {edit: func(a, b *v1alpha1.FireboltEngineStatus) {
+			a.Renderings, b.Renderings = nil, []v1alpha1.GenerationRendering{}
+		}, want: true},
+		"SameTimeAnotherLocation": {edit: func(a, b *v1alpha1.FireboltEngineStatus) {
+			a.AutoStop, b.AutoStop = &v1alpha1.AutoStopStatus{LastScaledAt: &at}, &v1alpha1.AutoStopStatus{LastScaledAt: &metav1.Time{Time: at.In(time.FixedZone("x", 0))}}
+		}, want: true},
+		"PhaseDiffers":            {edit: func(_, b *v1alpha1.FireboltEngineStatus) { b.Phase = v1alpha1.EnginePhaseCreating }, want: false},
+		"RenderingHashDiffers":    {edit: func(_, b *v1alpha1.FireboltEngineStatus) { b.Renderings[0].Hash = "other" }, want: false},
+		"GenerationZeroIsWritten": {edit: func(a, b *v1alpha1.FireboltEngineStatus) { a.ActiveGeneration, b.ActiveGeneration = 0, 1 }, want: false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			a, b := base(), base()
+			// next is as a composer builds it: renderings in generation order.
+			slices.SortFunc(b.Renderings, func(x, y v1alpha1.GenerationRendering) int { return x.Generation - y.Generation })
+			tc.edit(&a, &b)
+			if got := sameStatus(a, b); got != tc.want {
+				t.Errorf("sameStatus: got %t, want %t", got, tc.want)
 			}
 		})
 	}

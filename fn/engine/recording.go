@@ -80,13 +80,13 @@ type Recording struct {
 // generationStructs are a generation's objects as structpb.NewStruct
 // makes them, by resource-name suffix.
 type generationStructs struct {
-	bySuffix map[string]*composite.StructTemplate
+	bySuffix map[string]*composite.SharedStruct
 }
 
 // encodeStructs is objs in protobuf form; nil when an object cannot be
 // encoded (then each call converts it, and fails, as it always did).
 func encodeStructs(objs GenerationObjects) *generationStructs {
-	out := &generationStructs{bySuffix: make(map[string]*composite.StructTemplate, len(generationSuffixes))}
+	out := &generationStructs{bySuffix: make(map[string]*composite.SharedStruct, len(generationSuffixes))}
 	for _, suffix := range generationSuffixes {
 		o := objs.bySuffix(suffix)
 		if o == nil {
@@ -96,21 +96,22 @@ func encodeStructs(objs GenerationObjects) *generationStructs {
 		if err != nil {
 			return nil
 		}
-		out.bySuffix[suffix] = composite.NewStructTemplate(st)
+		out.bySuffix[suffix] = composite.NewSharedStruct(st)
 	}
 	return out
 }
 
 // desired is the desired resource for r's object with a resource-name
 // suffix; structs is r's objects in protobuf form, or nil. With the
-// protobuf form at hand, the response gets a copy of it, and Object is
-// the shared decoded object, which nothing downstream writes to (Write
-// reads Struct alone); otherwise Object is a copy that Write converts.
+// protobuf form at hand, the response carries it, shared
+// (composite.SharedStruct), and Object is the shared decoded object;
+// nothing downstream writes to either (Write reads Struct alone).
+// Otherwise Object is a copy that Write converts.
 func (r Recording) desired(structs *generationStructs, suffix string, ready bool) DesiredObject {
 	obj := r.Objects.bySuffix(suffix)
 	if structs != nil {
 		if st := structs.bySuffix[suffix]; st != nil {
-			return DesiredObject{Object: obj, Ready: ready, Struct: st.Clone()}
+			return DesiredObject{Object: obj, Ready: ready, Struct: st.Struct()}
 		}
 	}
 	return DesiredObject{Object: deepCopy(obj), Ready: ready}
