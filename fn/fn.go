@@ -6,6 +6,7 @@ package fn
 import (
 	"context"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -98,7 +99,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		tagged.Info("Recovered from a panic while composing", "kind", kind, "name", name,
 			"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		// Whatever the composer had written is incomplete: start over.
-		rsp = response.To(req, response.DefaultTTL)
+		rsp = respond(req)
 		what := "cannot run function"
 		if kind != "" {
 			what = fmt.Sprintf("cannot compose %s %q", kind, name)
@@ -106,7 +107,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		response.Fatal(rsp, errors.New(engine.BoundMessage(fmt.Sprintf("%s: the function panicked: %v", what, r))))
 		err = nil
 	}()
-	rsp = response.To(req, response.DefaultTTL)
+	rsp = respond(req)
 
 	in := &v1beta1.Input{}
 	if req.GetInput() != nil {
@@ -152,6 +153,19 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	}
 	log.Debug("Composed")
 	return rsp, nil
+}
+
+// respond is response.To with a desired state of the response's own. The
+// SDK's shares the request's, so what a composer writes would land in the
+// request too, and the fresh start after a panic would find it there. The
+// request's objects themselves are shared, not copied: nothing writes to
+// them (a composer replaces the desired composite, never edits it).
+func respond(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
+	rsp := response.To(req, response.DefaultTTL)
+	if d := req.GetDesired(); d != nil {
+		rsp.Desired = &fnv1.State{Composite: d.GetComposite(), Resources: maps.Clone(d.GetResources())}
+	}
+	return rsp
 }
 
 // composedKinds lists the kinds of v1alpha1.Composites as a sentence.

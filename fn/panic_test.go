@@ -14,6 +14,7 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
@@ -27,6 +28,9 @@ type panicker struct{ bad string }
 func (p panicker) Compose(_ context.Context, call composite.Call, rsp *fnv1.RunFunctionResponse) error {
 	if call.XR.Resource.GetName() == p.bad {
 		response.ConditionTrue(rsp, "HalfWritten", "Partial")
+		if err := response.SetDesiredComposedResources(rsp, map[resource.Name]*resource.DesiredComposed{"half": {Resource: composed.New()}}); err != nil {
+			return err
+		}
 		var m map[string]int
 		m["boom"]++ //nolint:staticcheck // A nil map write on purpose: the kind of bug a panic comes from.
 	}
@@ -110,5 +114,32 @@ func TestRunFunctionRecoversPanic(t *testing.T) {
 		if !strings.Contains(panics[0], want) {
 			t.Errorf("the panic's log line lacks %s: %s", want, panics[0])
 		}
+	}
+}
+
+// TestRunFunctionPanicKeepsTheRequestsDesiredState: what a composer wrote
+// before it panicked reaches neither the Fatal response nor the request;
+// the response carries the desired state the request came with.
+func TestRunFunctionPanicKeepsTheRequestsDesiredState(t *testing.T) {
+	f := NewWithComposers(logging.NewNopLogger(), map[string]Composer{v1alpha1.XFireboltEngineKind: panicker{bad: "bad"}})
+	desired := func() *fnv1.State {
+		return &fnv1.State{
+			Composite: &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion":"compute.firebolt.io/v1alpha1","kind":"XFireboltEngine","metadata":{"name":"bad"}}`)},
+			Resources: map[string]*fnv1.Resource{"earlier-step": {Resource: resource.MustStructJSON(`{"apiVersion":"v1","kind":"ConfigMap"}`)}},
+		}
+	}
+	req := named(v1alpha1.XFireboltEngineKind, "bad")
+	req.Desired = desired()
+	rsp, err := f.RunFunction(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fatal(`cannot compose XFireboltEngine "bad": the function panicked: assignment to entry in nil map`)
+	want.Desired = desired()
+	if diff := cmp.Diff(want, rsp, protocmp.Transform()); diff != "" {
+		t.Errorf("response: -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff(desired(), req.GetDesired(), protocmp.Transform()); diff != "" {
+		t.Errorf("the request's desired state changed: -want, +got:\n%s", diff)
 	}
 }

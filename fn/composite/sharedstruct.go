@@ -25,9 +25,9 @@ import (
 // tests instead of corrupting later answers.
 type SharedStruct struct {
 	s *structpb.Struct
-	// sum is the deterministic encoding of s when it was made, kept only
-	// while verification is on.
-	sum []byte
+	// sum is the deterministic encoding of s when it was made or, when
+	// verification was off then, when it was first used with it on.
+	sum atomic.Pointer[[]byte]
 }
 
 var verifyShared atomic.Bool
@@ -45,7 +45,8 @@ func NewSharedStruct(s *structpb.Struct) *SharedStruct {
 	}
 	t := &SharedStruct{s: s}
 	if verifyShared.Load() {
-		t.sum = encodeDeterministic(s)
+		sum := encodeDeterministic(s)
+		t.sum.Store(&sum)
 	}
 	return t
 }
@@ -57,9 +58,13 @@ func (t *SharedStruct) Struct() *structpb.Struct {
 	if t == nil {
 		return nil
 	}
-	if t.sum != nil && verifyShared.Load() {
-		if now := encodeDeterministic(t.s); !bytes.Equal(now, t.sum) {
-			panic(fmt.Sprintf("a shared desired object was written to after it was made (%d bytes, now %d): a response's desired objects are read-only", len(t.sum), len(now)))
+	if verifyShared.Load() {
+		now := encodeDeterministic(t.s)
+		if t.sum.CompareAndSwap(nil, &now) {
+			return t.s
+		}
+		if sum := *t.sum.Load(); !bytes.Equal(now, sum) {
+			panic(fmt.Sprintf("a shared desired object was written to after it was made (%d bytes, now %d): a response's desired objects are read-only", len(sum), len(now)))
 		}
 	}
 	return t.s

@@ -108,6 +108,19 @@ func TestSharedStructVerification(t *testing.T) {
 			sh.Struct()
 		})
 	}
+	t.Run("made with verification off", func(t *testing.T) {
+		VerifySharedStructs(false)
+		sh := NewSharedStruct(obj())
+		VerifySharedStructs(true)
+		first := sh.Struct()
+		edits["a field added"](first)
+		defer func() {
+			if r := recover(); r == nil {
+				t.Error("an edit of an object made with verification off went unnoticed once it was on")
+			}
+		}()
+		sh.Struct()
+	})
 	if NewSharedStruct(nil).Struct() != nil {
 		t.Error("a shared nil is not nil")
 	}
