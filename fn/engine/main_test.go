@@ -5,9 +5,12 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite/compositetest"
+	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
 )
 
-func TestMain(m *testing.M) { compositetest.Main(m) }
+// TestMain also uses every shared object the memos still hold once the
+// tests pass: one written to after its last use fails them too.
+func TestMain(m *testing.M) { compositetest.Main(m, engine.CheckSharedStructs) }
 
 // unverified turns the check off for a benchmark, which measures what
 // production runs.

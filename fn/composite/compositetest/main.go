@@ -2,6 +2,7 @@
 package compositetest
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -11,8 +12,19 @@ import (
 // Main runs a test binary with every use of a shared desired object
 // checked (composite.SharedStruct): a test or a code path that writes to a
 // response's desired objects fails instead of corrupting later answers.
-// Call it from TestMain.
-func Main(m *testing.M) {
+// Each of after then runs once the tests pass, to check what they left:
+// it returns what is wrong, or "". Call Main from TestMain.
+func Main(m *testing.M, after ...func() string) {
 	composite.VerifySharedStructs(true)
-	os.Exit(m.Run())
+	code := m.Run()
+	for _, check := range after {
+		if code != 0 {
+			break
+		}
+		if msg := check(); msg != "" {
+			fmt.Fprintln(os.Stderr, "FAIL: after the tests:", msg)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
