@@ -12,7 +12,7 @@ import (
 // SharedStruct is a desired object in protobuf form, kept between calls and
 // carried as it is by every response that returns it: a stable engine
 // returns the same objects on every call, and a copy per response was a
-// fifth of the call's CPU and most of its allocations.
+// quarter of the call's CPU and half of its allocations.
 //
 // Sharing holds one rule: nothing writes to a response's desired objects
 // once Write has put them there. The function returns the response to the
