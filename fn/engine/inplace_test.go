@@ -179,6 +179,24 @@ func TestUpdatingSteps(t *testing.T) {
 			sig:       Signals{StepDrain: busy},
 			wantPhase: "updating", wantPartition: 2, wantStep: v1alpha1.RollingPodWaitForDrain,
 		},
+		"UnappliedLoweringBusyHolds": {
+			// The status let pod 1 go; the StatefulSet holds partition 2
+			// (the lowering's apply failed, or a later call put it back and
+			// its status was lost). Pod 1 serves: it is not let go on the
+			// earlier verdict.
+			in: func(t *testing.T) Inputs {
+				return updatingAt(t, old, next, 2, rolling(1, v1alpha1.RollingPodWaitForPodToBeUpdated))
+			},
+			sig:       Signals{StepDrain: busy},
+			wantPhase: "updating", wantPartition: 2, wantStep: v1alpha1.RollingPodWaitForPodToBeUpdated,
+		},
+		"UnappliedLoweringDrainedIsApplied": {
+			in: func(t *testing.T) Inputs {
+				return updatingAt(t, old, next, 2, rolling(1, v1alpha1.RollingPodWaitForPodToBeUpdated))
+			},
+			sig:       Signals{StepDrain: drained},
+			wantPhase: "updating", wantPartition: 1, wantStep: v1alpha1.RollingPodWaitForPodToBeUpdated,
+		},
 		"FailingCheckHolds": {
 			in: func(t *testing.T) Inputs {
 				n := next

@@ -40,6 +40,9 @@ func (c *call) roll() Decision {
 	next.RolloutEndTime = time.Time{}
 
 	st := next.RollingPod
+	if d, held := c.regate(st); held {
+		return d
+	}
 	r := c.advance(st, c.in.CheckOutcome, c.drainOutcome())
 	switch r.need {
 	case NeedCheck:
@@ -85,6 +88,28 @@ func (c *call) onUpdateRevision(ordinal int32) bool {
 	o := c.in.Observed
 	rev, ok := o.PodRevisions[ordinal]
 	return ok && rev != "" && rev == o.UpdateRevision
+}
+
+// regate holds a lowering the status records but the StatefulSet does not
+// hold (its partition is the one above the step's). The drain verdict that
+// let the pod go belongs to an earlier call, and the pod may have served
+// since: a later call raised the partition again (a template that changed
+// and changed back) and its status was lost. Under a drain gate the pod
+// must drain again before the lower partition is rendered; until it has,
+// the observed partition is kept and the status with it. A lowering only
+// read before its apply (Crossplane's cache) costs one more probe.
+func (c *call) regate(st *RollingPod) (Decision, bool) {
+	g, held := c.in.Drain, c.observedPartition()
+	if g == nil || st.Partition >= held {
+		return Decision{}, false
+	}
+	switch d := g.Outcome; {
+	case d == nil || d.Ordinal != st.Partition:
+		return c.ask(NeedDrain, held, st.Partition), true
+	case !d.Drained:
+		return c.hold(held, drainInterval(g)), true
+	}
+	return Decision{}, false
 }
 
 // checkPartition restarts a step whose partition this function cannot have

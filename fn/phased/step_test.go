@@ -408,6 +408,32 @@ func stepCases() map[string]stepCase {
 			want:   Decision{Status: rollingR2(draining()), Partition: 2, TTL: time.Second},
 		},
 
+		// A lowering the status records but the StatefulSet does not hold.
+		"UnappliedLoweringRegated": {
+			reason: "The status let pod 1 go, the StatefulSet holds partition 2 (a later call raised it, its status lost): pod 1 must drain again first.",
+			in:     input(sts(2), rollingR2(rps{Status: waitPod, Partition: 1}), gate(nil)),
+			want:   Decision{Need: NeedDrain, DrainOrdinal: 1, Status: rollingR2(rps{Status: waitPod, Partition: 1}), Partition: 2, TTL: time.Second},
+		},
+		"UnappliedLoweringNotDrained": {
+			reason: "Pod 1 serves: the observed partition is kept, the status too, the probe retried after the drain interval.",
+			in:     input(sts(2), rollingR2(rps{Status: waitPod, Partition: 1}), gate(&DrainOutcome{Ordinal: 1})),
+			want:   Decision{Status: rollingR2(rps{Status: waitPod, Partition: 1}), Partition: 2, TTL: 10 * time.Second},
+		},
+		"UnappliedLoweringOutcomeForAnotherPod": {
+			reason: "A verdict for pod 0 says nothing of pod 1.",
+			in:     input(sts(2), rollingR2(rps{Status: waitPod, Partition: 1}), gate(&DrainOutcome{Ordinal: 0, Drained: true})),
+			want:   Decision{Need: NeedDrain, DrainOrdinal: 1, Status: rollingR2(rps{Status: waitPod, Partition: 1}), Partition: 2, TTL: time.Second},
+		},
+		"UnappliedLoweringDrained": {
+			reason: "Pod 1 has drained again: the lowering is rendered, and the step waits for pod 1 to be updated.",
+			in:     input(sts(2), rollingR2(rps{Status: waitPod, Partition: 1}), gate(&DrainOutcome{Ordinal: 1, Drained: true})),
+			want:   Decision{Status: rollingR2(rps{Status: waitPod, Partition: 1}), Partition: 1, TTL: 30 * time.Second},
+		},
+		"UnappliedLoweringUngated": {
+			reason: "Without a drain gate the recorded lowering is applied again as it is (the checks vouched for it).",
+			in:     input(sts(2), rollingR2(rps{Status: waitPod, Partition: 1})),
+			want:   Decision{Status: rollingR2(rps{Status: waitPod, Partition: 1}), Partition: 1, TTL: 30 * time.Second},
+		},
 		// Hostile statuses.
 		"UnparsableTimestamps": {
 			reason: "Times that do not parse are unset: the rollout start becomes now, the analysis starts again.",
