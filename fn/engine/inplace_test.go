@@ -147,6 +147,8 @@ func TestUpdatingSteps(t *testing.T) {
 		wantPartition int64
 		wantStep      v1alpha1.RollingPodPhase
 		wantEvents    []string
+		// wantTTL, when set, is the requeue the plan asks for.
+		wantTTL time.Duration
 	}{
 		"FirstCallHoldsEveryPod": {
 			in: func(t *testing.T) Inputs {
@@ -189,6 +191,7 @@ func TestUpdatingSteps(t *testing.T) {
 			},
 			sig:       Signals{StepDrain: busy},
 			wantPhase: "updating", wantPartition: 2, wantStep: v1alpha1.RollingPodWaitForPodToBeUpdated,
+			wantTTL: 5 * time.Second, // the drain interval, not a probe asked for
 		},
 		"UnappliedLoweringDrainedIsApplied": {
 			in: func(t *testing.T) Inputs {
@@ -278,6 +281,9 @@ func TestUpdatingSteps(t *testing.T) {
 			}
 			if s.Active != 0 {
 				t.Errorf("active generation %d, want 0", s.Active)
+			}
+			if tc.wantTTL != 0 && p.TTL != tc.wantTTL {
+				t.Errorf("requeue after %s, want %s", p.TTL, tc.wantTTL)
 			}
 		})
 	}

@@ -40,7 +40,7 @@ func (c *call) roll() Decision {
 	next.RolloutEndTime = time.Time{}
 
 	st := next.RollingPod
-	if d, held := c.regate(st); held {
+	if d, held := c.regate(next); held {
 		return d
 	}
 	r := c.advance(st, c.in.CheckOutcome, c.drainOutcome())
@@ -56,14 +56,21 @@ func (c *call) roll() Decision {
 		ordinal := st.Partition - 1
 		*st = RollingPod{Partition: ordinal}
 		events = append(events, stepDone(ordinal, rev))
-		// The new step may hold already (its pod on the revision), but no
-		// outcome belongs to it yet: a check it needs waits for the next
-		// call, and a second lowering never happens here.
-		if r = c.advance(st, nil, nil); r.need != NeedNothing || r.lower {
-			r = result{ttl: ttlFloor}
-		}
+		r.ttl = c.settle(st)
 	}
 	return c.decide(next, st.Partition, r.ttl, events)
+}
+
+// settle moves a step this call has just lowered onto as far as it goes
+// without outcomes and returns when to call again: the step may hold
+// already (its pod on the revision), but no outcome belongs to it yet, so
+// a check it needs waits for the next call, and a second lowering never
+// happens in this one.
+func (c *call) settle(st *RollingPod) time.Duration {
+	if r := c.advance(st, nil, nil); r.need == NeedNothing && !r.lower {
+		return r.ttl
+	}
+	return ttlFloor
 }
 
 // startPartition is where a rollout starts: at Replicas, so that no pod
@@ -90,15 +97,21 @@ func (c *call) onUpdateRevision(ordinal int32) bool {
 	return ok && rev != "" && rev == o.UpdateRevision
 }
 
-// regate holds a lowering the status records but the StatefulSet does not
-// hold (its partition is the one above the step's). The drain verdict that
-// let the pod go belongs to an earlier call, and the pod may have served
-// since: a later call raised the partition again (a template that changed
-// and changed back) and its status was lost. Under a drain gate the pod
-// must drain again before the lower partition is rendered; until it has,
-// the observed partition is kept and the status with it. A lowering only
-// read before its apply (Crossplane's cache) costs one more probe.
-func (c *call) regate(st *RollingPod) (Decision, bool) {
+// regate decides a lowering the status records but the StatefulSet does
+// not hold (its partition is the one above the step's), under a drain
+// gate. The verdict that let the pod go belongs to an earlier call, and
+// the pod may have served since: the lowering's apply failed, or a later
+// call raised the partition again (a template that changed and changed
+// back) and its status write was lost. So the pod must drain again before
+// the lower partition is rendered; until it has, the observed partition is
+// rendered and the status kept. Once it has, the lowering is rendered as
+// after any lowering. The cost: a StatefulSet read from Crossplane's cache
+// before the lowering's apply looks the same, and should the pod then not
+// be found drained (it is being replaced), the partition goes back up for
+// a call; the pod, on its new revision or about to be, is let go again on
+// the next verdict.
+func (c *call) regate(next Status) (Decision, bool) {
+	st := next.RollingPod
 	g, held := c.in.Drain, c.observedPartition()
 	if g == nil || st.Partition >= held {
 		return Decision{}, false
@@ -109,7 +122,7 @@ func (c *call) regate(st *RollingPod) (Decision, bool) {
 	case !d.Drained:
 		return c.hold(held, drainInterval(g)), true
 	}
-	return Decision{}, false
+	return c.decide(next, st.Partition, c.settle(st), nil), true
 }
 
 // checkPartition restarts a step whose partition this function cannot have

@@ -429,6 +429,16 @@ func stepCases() map[string]stepCase {
 			in:     input(sts(2), rollingR2(rps{Status: waitPod, Partition: 1}), gate(&DrainOutcome{Ordinal: 1, Drained: true})),
 			want:   Decision{Status: rollingR2(rps{Status: waitPod, Partition: 1}), Partition: 1, TTL: 30 * time.Second},
 		},
+		"UnappliedLoweringDrainedPodUpdated": {
+			reason: "Pod 1 drained and already on r2 (a caller that observes it): the lowering is rendered and the step goes on only as far as it can without outcomes, no second probe asked for.",
+			in:     input(sts(2, onRevision(1, r2)), rollingR2(rps{Status: waitPod, Partition: 1}), gate(&DrainOutcome{Ordinal: 1, Drained: true})),
+			want:   Decision{Status: rollingR2(rps{Status: waitDelay, Partition: 1, AnalysisStartTime: ts(0)}), Partition: 1, TTL: 60 * time.Second},
+		},
+		"UnappliedLoweringToZero": {
+			reason: "The last lowering, recorded but not held: pod 0 is probed again too.",
+			in:     input(sts(1), rollingR2(rps{Status: waitPod, Partition: 0}), gate(nil)),
+			want:   Decision{Need: NeedDrain, DrainOrdinal: 0, Status: rollingR2(rps{Status: waitPod, Partition: 0}), Partition: 1, TTL: time.Second},
+		},
 		"UnappliedLoweringUngated": {
 			reason: "Without a drain gate the recorded lowering is applied again as it is (the checks vouched for it).",
 			in:     input(sts(2), rollingR2(rps{Status: waitPod, Partition: 1})),
