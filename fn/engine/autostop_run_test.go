@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -265,4 +266,87 @@ func (d decisions) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 		d.decided[r]++
 	}
 	return err
+}
+
+// A fresh wake stamp on a running engine, stamped again on every step as
+// the gateway's agent does while the engine's Service has no ready
+// endpoint, changes neither its count nor its reason, through RunFunction:
+// the engine decides exactly as a twin without the stamp, and its AutoStop
+// condition says the stamp is ignored. An engine whose quiet would stop it
+// is kept at activeReplicas instead (wake-on-zero's own case).
+func TestAutoStopWakeStampLeavesRunningEngine(t *testing.T) {
+	busy := scrape.Observation{Pods: []scrape.PodResult{{Pod: "demo-g0-0", Running: 2}}}
+	failing := scrape.Observation{Pods: []scrape.PodResult{{Pod: "demo-g0-0", Err: errors.New("connection refused")}}}
+	for _, replicas := range []int{1, 2} {
+		for name, tc := range map[string]struct {
+			activity scrape.Observation
+			want     string
+		}{
+			"Busy":    {busy, "ActivityObserved"},
+			"Idle":    {idlePods(), "ActivityObserved"},
+			"Failing": {failing, "ScrapeFailed"},
+		} {
+			t.Run(fmt.Sprintf("%dReplicas%s", replicas, name), func(t *testing.T) {
+				spec := func() map[string]any {
+					s := autoStopSpec(func(as map[string]any) { as["activeReplicas"] = float64(1) })
+					s["replicas"] = float64(replicas)
+					return s
+				}
+				delay := 0
+				stamped, twin := newSim(t, scripted{podDelay: &delay}, spec()), newSim(t, scripted{podDelay: &delay}, spec())
+				for _, s := range []*sim{stamped, twin} {
+					s.activity = tc.activity
+					settle(t, s, "create")
+				}
+				// Below idleTimeout (1m) from the clock's anchor.
+				for range 4 {
+					stamped.SetWakeStamp(stamped.now().Format(time.RFC3339))
+					stamped.Step()
+					twin.Step()
+					got, want := stamped.autoStop(t), twin.autoStop(t)
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Fatalf("step %d: a fresh stamp on an engine running %d replica(s) changed status.autoStop: -without +with:\n%s", stamped.step, replicas, diff)
+					}
+					if *got.Replicas != int32(replicas) || got.Reason != tc.want {
+						t.Fatalf("step %d: %+v, want %d replica(s), %s", stamped.step, got, replicas, tc.want)
+					}
+					if tc.want == "ActivityObserved" && name == "Busy" && !got.LastActivityTime.Time.Equal(stamped.now()) {
+						t.Errorf("step %d: busy engine's lastActivityTime %v, want it refreshed to %s", stamped.step, got.LastActivityTime, stamped.now())
+					}
+					c := stamped.conditions[engine.TypeAutoStop]
+					if c.GetReason() != tc.want || !strings.Contains(c.GetMessage(), "a stamp wakes only a stopped engine") {
+						t.Errorf("step %d: AutoStop condition %s %q, want reason %s saying the stamp is ignored", stamped.step, c.GetReason(), c.GetMessage(), tc.want)
+					}
+					if ok, why := stamped.Converged(); !ok {
+						t.Fatalf("step %d: the stamped engine moved: %s", stamped.step, why)
+					}
+				}
+				if name != "Idle" {
+					return
+				}
+				// Past idleTimeout the twin stops; demand keeps the stamped
+				// engine up at activeReplicas.
+				woken := false
+				for range 12 {
+					stamped.SetWakeStamp(stamped.now().Format(time.RFC3339))
+					stamped.Step()
+					twin.Step()
+					a := stamped.autoStop(t)
+					woken = woken || a.Reason == "WakeRequested"
+					if *a.Replicas == 0 {
+						t.Fatalf("step %d: an idle engine with fresh demand was stopped: %+v", stamped.step, a)
+					}
+				}
+				if a := stamped.autoStop(t); *a.Replicas != 1 {
+					t.Fatalf("an idle engine with fresh demand at %d replica(s), want activeReplicas (1)", *a.Replicas)
+				}
+				if a := twin.autoStop(t); *a.Replicas != 0 {
+					t.Fatalf("the twin without a stamp did not idle to zero: %+v", a)
+				}
+				if !woken {
+					t.Errorf("the stamp never decided (WakeRequested) on an engine its quiet would stop")
+				}
+			})
+		}
+	}
 }

@@ -418,27 +418,30 @@ func (m *machine) cleaning() {
 // routing decides the generation the routing Service selects, and whether
 // it is returned at all. Once observed it is always returned: Crossplane
 // deletes what is left out, and users and the gateway reach the engine by
-// it. A phase that routes (m.route) decides; otherwise, with no generation
-// active, the Service is left as it is while the generation it selects
-// still has objects, since after a lost or stale status write those pods
-// may be the ones serving, and else selects the current generation, as the
-// original creates it with the first generation: it has no ready endpoints
-// until that generation's pods are ready, and switching moves it.
-func (m *machine) routing() (int, bool) {
+// it. A phase that routes (m.route) decides. Otherwise no generation is
+// active (the first rollout, or every generation gone), and the original's
+// order holds: the Service is created, or moved off a generation that is
+// gone, only once the current generation's StatefulSet exists and the call
+// is not gated; until then it is left as it is (keep), since after a lost
+// or stale status write the pods it selects may be the ones serving. It
+// has no ready endpoints until the current generation's pods are ready,
+// and switching moves it.
+func (m *machine) routing() (gen int, keep, ok bool) {
 	if m.route >= 0 {
-		return m.route, true
+		return m.route, false, true
 	}
 	n := m.next.CurrentGeneration
-	if obs := m.in.Observed[RoutingServiceKey]; obs != nil {
-		if g := routedGeneration(obs); g >= 0 && (g == n || m.generationExists(g)) {
-			return g, true
-		}
-		return n, true
+	started := m.emit[n] == emitAll && m.in.Observed[resourceName(n, suffixStatefulSet)] != nil
+	obs := m.in.Observed[RoutingServiceKey]
+	switch g := routedGeneration(obs); {
+	case obs == nil:
+		return n, false, m.next.ActiveGeneration < 0 && started
+	case g >= 0 && (g == n || m.generationExists(g)):
+		return g, false, true
+	case started:
+		return n, false, true
 	}
-	if m.next.ActiveGeneration < 0 && m.emit[n] == emitAll {
-		return n, true
-	}
-	return -1, false
+	return -1, true, true
 }
 
 // render renders generation gen from the current spec. Only called when

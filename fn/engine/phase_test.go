@@ -119,9 +119,10 @@ func TestComputeTransitions(t *testing.T) {
 				withRecording(&in, 0, baseSpec())
 				return in
 			},
+			// The routing Service follows once the StatefulSet exists.
 			want: summary{
 				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 2, Renderings: []int{0},
-				Resources: merge(gen(0, false, false), route(false)), Route: 0,
+				Resources: gen(0, false, false), Route: -1,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 30 * time.Second,
 			},
 		},

@@ -120,9 +120,13 @@ func (m *machine) plan(now time.Time) Plan {
 			p.Resources[name] = withPartition(d, pt.value)
 		}
 	}
-	if gen, ok := m.routing(); ok {
+	if gen, keep, ok := m.routing(); ok {
 		obs := m.in.Observed[RoutingServiceKey]
-		p.Resources[RoutingServiceKey] = routingServiceDesired(m.in.Engine, m.in.Namespace, gen, obs != nil)
+		if keep {
+			p.Resources[RoutingServiceKey] = DesiredObject{Object: composite.Unchanged(obs.UnstructuredContent()), Ready: true}
+		} else {
+			p.Resources[RoutingServiceKey] = routingServiceDesired(m.in.Engine, m.in.Namespace, gen, obs != nil)
+		}
 	}
 	if name, u, ok := classUsage(m.in); ok {
 		p.Resources[name] = u

@@ -4,12 +4,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )
 
-// TestRoutingService: the routing Service is created with the first
-// generation, selecting it, and once observed it is returned on every call,
+// TestRoutingService: the routing Service is created once the first
+// generation's StatefulSet exists, selecting it, and once observed it is returned on every call,
 // whatever the phase, gate or status: Crossplane deletes what a function
 // leaves out.
 func TestRoutingService(t *testing.T) {
@@ -22,14 +23,33 @@ func TestRoutingService(t *testing.T) {
 		in     func(t *testing.T) Inputs
 		want   want
 	}{
-		"CreatedWithTheFirstGeneration": {
-			reason: "The original creates the Service when it creates the first generation, selecting it.",
+		"NotCreatedBeforeTheFirstStatefulSetExists": {
+			reason: "The original creates the Service after the first generation's StatefulSet: the call that returns the StatefulSet for the first time creates no Service.",
 			in: func(t *testing.T) Inputs {
 				in := testInputs(t, "creating", 0, -1)
 				withRecording(&in, 0, baseSpec())
 				return in
 			},
+			want: want{Present: false, Route: -1},
+		},
+		"CreatedOnceTheFirstStatefulSetExists": {
+			reason: "Once the first generation's StatefulSet is observed, the Service is created selecting it; its pods are not ready, so it has no endpoint yet.",
+			in: func(t *testing.T) Inputs {
+				in := testInputs(t, "creating", 0, -1)
+				withGeneration(&in, 0, baseSpec(), pods{2, 0})
+				return in
+			},
 			want: want{Present: true, Route: 0},
+		},
+		"NotCreatedWhileCreatingIsGated": {
+			reason: "The original changes nothing while the instance gate holds: no Service, even though the StatefulSet exists.",
+			in: func(t *testing.T) Inputs {
+				in := testInputs(t, "creating", 0, -1)
+				withGeneration(&in, 0, baseSpec(), pods{2, 0})
+				in.Instance.Status.MetadataReady = false
+				return in
+			},
+			want: want{Present: false, Route: -1},
 		},
 		"NotCreatedBeforeTheFirstGenerationIsRecorded": {
 			reason: "The call that records the first rendering creates nothing.",
@@ -114,16 +134,49 @@ func TestRoutingService(t *testing.T) {
 			},
 			want: want{Present: true, Route: 3},
 		},
-		"FollowsTheCurrentGenerationOnceTheSelectedOneIsGone": {
+		"KeptOnAGoneGenerationUntilTheNextStatefulSetExists": {
 			reason: "Before the first switch nothing is served: a Service left selecting an abandoned generation " +
-				"that no longer exists selects the generation being created.",
+				"that no longer exists is left as it is until the generation being created has its StatefulSet.",
 			in: func(t *testing.T) Inputs {
 				in := testInputs(t, "creating", 1, -1)
 				withRecording(&in, 1, baseSpec())
 				withRoute(&in, 0)
 				return in
 			},
+			want: want{Present: true, Route: 0},
+		},
+		"FollowsTheCurrentGenerationOnceItsStatefulSetExists": {
+			reason: "A Service selecting a generation that is gone selects the generation being created once its StatefulSet exists.",
+			in: func(t *testing.T) Inputs {
+				in := testInputs(t, "creating", 1, -1)
+				withGeneration(&in, 1, baseSpec(), pods{2, 0})
+				withRoute(&in, 0)
+				return in
+			},
 			want: want{Present: true, Route: 1},
+		},
+		"NotMovedWhileCreatingIsGated": {
+			reason: "While the class gate holds, a Service selecting a generation that is gone is left as it is.",
+			in: func(t *testing.T) Inputs {
+				in := testInputs(t, "creating", 1, -1)
+				withGeneration(&in, 1, baseSpec(), pods{2, 0})
+				withRoute(&in, 0)
+				in.Spec.EngineClassRef = classRef("gone")
+				in.Class = ClassRef{Name: "gone", SpecResolved: true, Resolved: true}
+				return in
+			},
+			want: want{Present: true, Route: 0},
+		},
+		"KeptUnchangedWhenItSelectsNothingOfOurs": {
+			reason: "A Service whose selector names no generation (edited out of band) is returned as observed until the current generation's StatefulSet exists.",
+			in: func(t *testing.T) Inputs {
+				in := testInputs(t, "creating", 1, -1)
+				withRecording(&in, 1, baseSpec())
+				withRoute(&in, 0)
+				unstructured.RemoveNestedField(in.Observed[RoutingServiceKey].m, "spec", "selector", LabelGeneration)
+				return in
+			},
+			want: want{Present: true, Route: -1},
 		},
 		"KeptWhileStableIsGated": {
 			reason: "A stable engine whose instance is not ready keeps serving.",

@@ -126,13 +126,15 @@ func renderGatewayDeployment(n names, p gatewayParams) *appsv1.Deployment {
 	wake := wakeEnabled(p.Template)
 	if wake {
 		operator.Spec.Containers = append(operator.Spec.Containers, wakeAgentSidecar(p.WakeAgent))
+		operator.Spec.Volumes = append(operator.Spec.Volumes, wakeAgentTokenVolume())
 	}
 	tpl := podtemplate.Merge(operator, nil, p.Template, podtemplate.GatewayRules)
 
 	// The wake agent is the only consumer of the operator's service
-	// account token; a user's service account is the user's business.
+	// account, and its token is projected into its container alone; a
+	// user's service account is the user's business.
 	if wake {
-		tpl.Spec.AutomountServiceAccountToken = ptr.To(true)
+		tpl.Spec.AutomountServiceAccountToken = ptr.To(false)
 		withEnvoyMemoryLimit(&tpl)
 	}
 	tpl.Spec.EnableServiceLinks = ptr.To(false)

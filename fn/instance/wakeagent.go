@@ -7,7 +7,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/instance/envoyconfig"
@@ -25,6 +25,16 @@ const (
 	// it derives how many requests it may hold (each may buffer a body).
 	envEnvoyMemoryLimit = "ENVOY_MEMORY_LIMIT_BYTES"
 	envPodNamespace     = "POD_NAMESPACE"
+
+	// serviceAccountMount is where client-go's in-cluster config reads
+	// the token, the CA and the namespace.
+	serviceAccountMount = "/var/run/secrets/kubernetes.io/serviceaccount"
+	// wakeAgentTokenSeconds is the projected token's lifetime, the
+	// original's (the kubelet renews it at 80%).
+	wakeAgentTokenSeconds = int64(3600)
+	// wakeAgentStopSeconds is the original's preStop pause: longer than
+	// Envoy's drain, shorter than the grace period.
+	wakeAgentStopSeconds = int64(12)
 )
 
 // wakeEnabled says whether the instance's gateway runs the wake agent: only
@@ -35,16 +45,15 @@ func wakeEnabled(t *corev1.PodTemplateSpec) bool { return userServiceAccount(t) 
 
 // wakeAgentSidecar is the agent's container. Its /hold listener is on
 // loopback for the Lua filter only; metrics and /healthz listen on every
-// address for the probes and Prometheus.
+// address for Prometheus.
+//
+// It has no probes, as the original's: Envoy fails open when the agent does
+// not answer, so a wedged agent costs wake-on-zero only, while a readiness
+// probe would take the whole gateway pod out of its Service and a liveness
+// probe would restart it and drop every request it holds. Its preStop
+// pause outlives Envoy's drain (gatewayDrainSeconds), so requests it holds
+// are answered before the pod goes.
 func wakeAgentSidecar(image string) corev1.Container {
-	healthz := func(period, failures int32) *corev1.Probe {
-		return &corev1.Probe{
-			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString(wakeAgentMetricsName)}},
-			PeriodSeconds:    period,
-			TimeoutSeconds:   2,
-			FailureThreshold: failures,
-		}
-	}
 	return corev1.Container{
 		Name:  wakeAgentContainer,
 		Image: image,
@@ -63,10 +72,35 @@ func wakeAgentSidecar(image string) corev1.Container {
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
 		},
-		LivenessProbe:   healthz(15, 3),
-		ReadinessProbe:  healthz(5, 2),
+		Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{
+			Sleep: &corev1.SleepAction{Seconds: wakeAgentStopSeconds},
+		}},
 		SecurityContext: hardenedContainer(wakeAgentUID),
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: podtemplate.VolumeWakeAgentToken, MountPath: serviceAccountMount, ReadOnly: true},
+		},
 	}
+}
+
+// wakeAgentTokenVolume is the gateway's API credential, projected for the
+// wake agent's container alone: the pod mounts no token of its own
+// (automountServiceAccountToken false), so Envoy, which faces the network,
+// holds none. The three sources are what automount would have put at
+// serviceAccountMount, so the agent's in-cluster config reads it
+// unchanged; the token is short-lived and the kubelet renews it.
+func wakeAgentTokenVolume() corev1.Volume {
+	return corev1.Volume{Name: podtemplate.VolumeWakeAgentToken, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To(wakeAgentTokenSeconds)}},
+			{ConfigMap: &corev1.ConfigMapProjection{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
+				Items:                []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}},
+			}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}},
+			}}},
+		},
+	}}}
 }
 
 // withEnvoyMemoryLimit passes Envoy's memory limit to the agent when the

@@ -247,10 +247,10 @@ const preStop = `exec 3<>/dev/tcp/127.0.0.1/9901 && printf 'POST /healthcheck/fa
 
 // wantGatewayDeployment is the gateway Deployment with the defaults: two
 // replicas, metrics on 9090, the operator's service account and the wake
-// agent beside Envoy.
+// agent beside Envoy. The pod mounts no token; the agent's container alone
+// gets a projected one, as the original's.
 func wantGatewayDeployment(t *testing.T, envoy string) obj {
 	return wantGatewayDeploymentWithoutWake(t, envoy).with(t,
-		"spec.template.spec.automountServiceAccountToken", true,
 		"spec.template.spec.containers[1]", parse(t, `
 name: wake-agent
 image: ghcr.io/firebolt-db/function-firebolt:v0.1.0
@@ -263,22 +263,28 @@ ports:
 resources:
   requests: {cpu: 10m, memory: 32Mi}
   limits: {memory: 256Mi}
-livenessProbe:
-  httpGet: {path: /healthz, port: wake-metrics}
-  periodSeconds: 15
-  timeoutSeconds: 2
-  failureThreshold: 3
-readinessProbe:
-  httpGet: {path: /healthz, port: wake-metrics}
-  periodSeconds: 5
-  timeoutSeconds: 2
-  failureThreshold: 2
+lifecycle:
+  preStop:
+    sleep: {seconds: 12}
 securityContext:
   runAsNonRoot: true
   runAsUser: 65532
   readOnlyRootFilesystem: true
   allowPrivilegeEscalation: false
   capabilities: {drop: [ALL]}
+volumeMounts:
+- {name: wake-agent-token, mountPath: /var/run/secrets/kubernetes.io/serviceaccount, readOnly: true}
+`),
+		"spec.template.spec.volumes[2]", parse(t, `
+name: wake-agent-token
+projected:
+  sources:
+  - serviceAccountToken: {path: token, expirationSeconds: 3600}
+  - configMap:
+      name: kube-root-ca.crt
+      items: [{key: ca.crt, path: ca.crt}]
+  - downwardAPI:
+      items: [{path: namespace, fieldRef: {apiVersion: v1, fieldPath: metadata.namespace}}]
 `))
 }
 

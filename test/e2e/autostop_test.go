@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,7 +135,8 @@ func TestAutoStopIdlesHoldsAndWakes(t *testing.T) {
 
 	// The gateway's wake agent stamps the claim; Crossplane copies the
 	// annotation to the composite, and the function wakes the engine.
-	stamp := fmt.Sprintf(`{"metadata":{"annotations":{"firebolt.io/wake-requested":%q}}}`, time.Now().UTC().Format(time.RFC3339))
+	stampedAt := time.Now().UTC().Format(time.RFC3339)
+	stamp := fmt.Sprintf(`{"metadata":{"annotations":{"firebolt.io/wake-requested":%q}}}`, stampedAt)
 	ri, err := cp.ResourceFor(idle)
 	s.must(err)
 	_, err = ri.Patch(s.ctx, "idle", types.MergePatchType, []byte(stamp), metav1.PatchOptions{})
@@ -141,8 +144,13 @@ func TestAutoStopIdlesHoldsAndWakes(t *testing.T) {
 	s.waitStable(idle, st.Active)
 	u, err := s.get(idle)
 	s.must(err)
-	if a := readAutoStop(u); a.Replicas != 2 || a.Reason != "WakeRequested" {
-		t.Errorf("after the wake stamp: %s, want 2 replicas, WakeRequested", a)
+	// The wake started the idle clock, so the woken engine's next quiet
+	// samples read ActivityObserved until idleTimeout has passed.
+	if a := readAutoStop(u); a.Replicas != 2 || (a.Reason != "WakeRequested" && a.Reason != "ActivityObserved") {
+		t.Errorf("after the wake stamp: %s, want 2 replicas, WakeRequested or ActivityObserved", a)
+	}
+	if last, _, _ := unstructured.NestedString(u.Object, "status", "autoStop", "lastActivityTime"); last < stampedAt {
+		t.Errorf("after the wake stamp at %s: lastActivityTime %q, want the idle clock started at the wake", stampedAt, last)
 	}
 	if r := s.claimReplicas(idle); r != 2 {
 		t.Errorf("the product changed the spec.replicas of claim idle to %d", r)
@@ -150,8 +158,9 @@ func TestAutoStopIdlesHoldsAndWakes(t *testing.T) {
 }
 
 // Issue 10, gateway side, on the real control plane: the wake agent, run as
-// a real process with the token of the gateway ServiceAccount the instance
-// composes (so with exactly its Role), holds a request for an auto-stopped
+// a real process with the token the kubelet would project into its
+// container of a real gateway pod (the gateway ServiceAccount the instance
+// composes, bound to the pod, so with exactly its Role), holds a request for an auto-stopped
 // engine, stamps the claim, and releases the request once the woken
 // generation has a ready endpoint; the next request for it is routed at
 // once. The claim's spec.replicas is never changed.
@@ -167,8 +176,22 @@ func TestWakeAgentHoldsStampsAndReleases(t *testing.T) {
 		return e.Phase == "stopped" && e.EngineReady.Reason == "AutoStopped"
 	})
 
+	// The gateway pod as the API server admitted it (its ServiceAccount
+	// admission included): no container but the wake agent can read a
+	// token, and the agent's is projected.
+	pod := s.gatewayPod("demo")
+	if pod.Spec.AutomountServiceAccountToken == nil || *pod.Spec.AutomountServiceAccountToken {
+		t.Errorf("gateway pod automountServiceAccountToken %v, want false", pod.Spec.AutomountServiceAccountToken)
+	}
+	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
+		for _, m := range c.VolumeMounts {
+			if c.Name != "wake-agent" && strings.HasPrefix(m.MountPath, "/var/run/secrets") {
+				t.Errorf("gateway container %s mounts %s at %s: only the wake agent may hold a token", c.Name, m.Name, m.MountPath)
+			}
+		}
+	}
 	const hold, metrics = "127.0.0.1:19902", "127.0.0.1:19903"
-	agent, err := cp.StartWakeAgent(s.ctx, s.ns, "demo-gateway", hold, metrics)
+	agent, err := cp.StartWakeAgent(s.ctx, pod, "wake-agent", hold, metrics)
 	s.must(err)
 	t.Cleanup(agent.Stop)
 
@@ -232,11 +255,25 @@ func TestWakeAgentHoldsStampsAndReleases(t *testing.T) {
 	if a.err != nil || a.status != http.StatusOK || a.decision != "released" {
 		t.Fatalf("held request: %+v, want 200 released", a)
 	}
-	t.Logf("held request released after %s", a.took.Round(100*time.Millisecond))
+	t.Logf("held request released after %s; the agent's peak memory %s", a.took.Round(100*time.Millisecond), peakRSS(agent.Pid()))
 	if fast := ask("sleepy"); fast.status != http.StatusOK || fast.decision != "ready" {
 		t.Errorf("request for the woken engine: %+v, want 200 ready", fast)
 	}
 	if r := s.claimReplicas(eng); r != 2 {
 		t.Errorf("the product changed the claim's spec.replicas to %d", r)
 	}
+}
+
+// peakRSS is a process's peak resident set (VmHWM), for the log.
+func peakRSS(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
 }

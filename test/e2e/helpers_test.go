@@ -510,3 +510,24 @@ func settled(e engineState) bool {
 	}
 	return true
 }
+
+// gatewayPod is a live pod of instance inst's gateway, as the API server
+// stored it.
+func (s *scenario) gatewayPod(inst string) *corev1.Pod {
+	s.t.Helper()
+	var pod *corev1.Pod
+	s.wait(rolloutTimeout, "a gateway pod of instance "+inst, func(ctx context.Context) (bool, string, error) {
+		l, err := cp.Kube.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "firebolt.io/component=gateway,firebolt.io/instance=" + inst})
+		if err != nil {
+			return false, harness.SeenErr(err), nil
+		}
+		for i := range l.Items {
+			if l.Items[i].DeletionTimestamp == nil {
+				pod = &l.Items[i]
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("%d pods, none live", len(l.Items)), nil
+	})
+	return pod
+}

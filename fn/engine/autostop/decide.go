@@ -56,8 +56,12 @@ type Decision struct {
 //
 //  1. disabled or unset: the claim's spec.replicas, Disabled, the idle
 //     clock cleared (lastScaledAt is kept, as history);
-//  2. a wake stamp younger than WakeTTL: activeReplicas, WakeRequested.
-//     Above the zero check on purpose: an auto-stopped engine is at zero;
+//  2. a wake stamp younger than WakeTTL on an engine at zero, or one the
+//     rows below would leave at zero: activeReplicas, WakeRequested, the
+//     idle clock anchored now. Above the zero check on purpose: an
+//     auto-stopped engine is at zero. On an engine the rows below keep
+//     running the stamp changes neither the count nor the reason (see
+//     wakes);
 //  3. a schedule window active: activeReplicas, ScheduleActive;
 //  4. at zero: no change, Stopped;
 //  5. the scrape failed: no change, ScrapeFailed, the idle clock refreshed
@@ -109,13 +113,11 @@ func Decide(in Input) (Decision, error) {
 	now := in.Now.UTC().Truncate(time.Second)
 	wake := readStamp(in.WakeStamp, in.Now)
 	var notes []string
-	if wake.message != "" {
+	if wake.message != "" && wake.state != stampFresh {
 		notes = append(notes, wake.message)
 	}
 	target := current
 	switch {
-	case wake.state == stampFresh:
-		next.Reason, target = ReasonWakeRequested, p.active
 	case p.schedule.Active(in.Now):
 		next.Reason, target = ReasonScheduleActive, p.active
 	case current == 0:
@@ -138,6 +140,15 @@ func Decide(in Input) (Decision, error) {
 		next.Reason = ReasonActivityObserved
 	}
 
+	if wake.state == stampFresh {
+		if wakes(current, target) {
+			next.Reason, target, next.LastActivityTime = ReasonWakeRequested, p.active, &now
+			notes = []string{wake.message}
+		} else {
+			notes = append(notes, fmt.Sprintf("ignored the wake stamp %s: the engine runs %d replica(s), and a stamp wakes only a stopped engine", WakeAnnotation, target))
+		}
+	}
+
 	d := Decision{RequeueAfter: p.pollInterval, Message: strings.Join(notes, "; ")}
 	if target != current {
 		next.Replicas, next.LastScaledAt, d.Scaled = ptrTo(target), &now, true
@@ -145,6 +156,15 @@ func Decide(in Input) (Decision, error) {
 	d.Status = next
 	return d, nil
 }
+
+// wakes says whether a fresh wake stamp decides: only for an engine at zero
+// (auto-stopped, or zeroed by hand) or one this decision would stop. The
+// original's poller passes demand on only for engines at zero replicas, so
+// a running engine whose endpoints are briefly gone (an outage, a rollout)
+// is never resized by it. The woken engine's idle clock starts at the wake:
+// the demand that woke it is activity, and an old clock would idle it again
+// on its first quiet sample.
+func wakes(current, target int32) bool { return current == 0 || target == 0 }
 
 func ptrTo[T any](v T) *T { return &v }
 

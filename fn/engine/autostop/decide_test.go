@@ -78,37 +78,81 @@ func TestDecide(t *testing.T) {
 
 		// Row 2: wake.
 		"WakeFromZero": {
-			reason: "A fresh stamp wakes a stopped engine to activeReplicas; the idle clock is not touched.",
+			reason: "A fresh stamp wakes a stopped engine to activeReplicas and starts the idle clock at the wake.",
 			in:     Input{Spec: enabled(), Previous: running(0, ReasonStopped, ago(2*time.Hour)), WakeStamp: freshStamp, Phase: v1alpha1.EnginePhaseStopped, Now: now},
 			want: Decision{
-				Status:       Status{Replicas: i32(3), Reason: ReasonWakeRequested, LastActivityTime: ago(2 * time.Hour), LastScaledAt: &now},
+				Status:       Status{Replicas: i32(3), Reason: ReasonWakeRequested, LastActivityTime: &now, LastScaledAt: &now},
 				Scaled:       true,
 				RequeueAfter: time.Minute,
 				Message:      "wake requested at 2026-11-23T11:58:00Z",
 			},
 		},
+		"WakeZeroedByHand": {
+			reason: "As the original, an engine at zero replicas by its claim wakes too; to keep it down, disable auto-stop.",
+			in:     Input{Spec: enabled(), SpecReplicas: 0, WakeStamp: freshStamp, Phase: v1alpha1.EnginePhaseStopped, Now: now},
+			want: Decision{
+				Status: Status{Replicas: i32(3), Reason: ReasonWakeRequested, LastActivityTime: &now, LastScaledAt: &now}, Scaled: true,
+				RequeueAfter: time.Minute, Message: "wake requested at 2026-11-23T11:58:00Z",
+			},
+		},
 		"WakeAboveSchedule": {
-			reason: "Wake comes before the schedule: both give activeReplicas, WakeRequested says more.",
+			reason: "On a stopped engine wake comes before the schedule: both give activeReplicas, WakeRequested says more.",
 			in:     Input{Spec: enabled(withSchedule(win("09:00", "17:00"))), Previous: running(0, ReasonStopped, nil), WakeStamp: freshStamp, Phase: v1alpha1.EnginePhaseStopped, Now: now},
 			want: Decision{
-				Status: Status{Replicas: i32(3), Reason: ReasonWakeRequested, LastScaledAt: &now}, Scaled: true, RequeueAfter: time.Minute,
+				Status: Status{Replicas: i32(3), Reason: ReasonWakeRequested, LastActivityTime: &now, LastScaledAt: &now}, Scaled: true, RequeueAfter: time.Minute,
 				Message: "wake requested at 2026-11-23T11:58:00Z",
 			},
 		},
-		"WakeAboveSampleRows": {
-			reason: "A fresh stamp decides before the sample: a failure neither refreshes nor counts.",
-			in:     Input{Spec: enabled(), Previous: running(3, ReasonWakeRequested, ago(time.Hour)), WakeStamp: freshStamp, Activity: Failed("refused"), Phase: v1alpha1.EnginePhaseStable, Now: now},
+		"WakeKeepsStoppingEngineUp": {
+			reason: "An engine this decision would stop (idle to zero) is not stopped while demand is fresh: activeReplicas, WakeRequested, the clock restarted.",
+			in:     Input{Spec: enabled(), Previous: running(3, ReasonActivityObserved, ago(30*time.Minute)), WakeStamp: freshStamp, Activity: Observed(0), Phase: v1alpha1.EnginePhaseStable, Now: now},
 			want: Decision{
-				Status:       Status{Replicas: i32(3), Reason: ReasonWakeRequested, LastActivityTime: ago(time.Hour), LastScaledAt: ago(3 * time.Hour)},
+				Status:       Status{Replicas: i32(3), Reason: ReasonWakeRequested, LastActivityTime: &now, LastScaledAt: ago(3 * time.Hour)},
 				RequeueAfter: time.Minute, Message: "wake requested at 2026-11-23T11:58:00Z",
 			},
 		},
-		"WakeSetsActiveReplicas": {
-			reason: "As the original's pure function, a fresh stamp sets activeReplicas whatever the count.",
-			in:     Input{Spec: enabled(), Previous: running(5, ReasonActivityObserved, ago(time.Minute)), WakeStamp: freshStamp, Phase: v1alpha1.EnginePhaseStable, Now: now},
+		"WakeIgnoredOnFailingEngine": {
+			reason: "A running engine whose scrape fails (an outage: the agent stamps because no endpoint is ready) keeps its count and reason; the stamp is said to be ignored.",
+			in:     Input{Spec: enabled(), Previous: running(2, ReasonActivityObserved, ago(time.Hour)), WakeStamp: freshStamp, Activity: Failed("refused"), Phase: v1alpha1.EnginePhaseStable, Now: now},
 			want: Decision{
-				Status: Status{Replicas: i32(3), Reason: ReasonWakeRequested, LastActivityTime: ago(time.Minute), LastScaledAt: &now}, Scaled: true,
-				RequeueAfter: time.Minute, Message: "wake requested at 2026-11-23T11:58:00Z",
+				Status:       running(2, ReasonScrapeFailed, &now),
+				RequeueAfter: time.Minute,
+				Message:      "the activity scrape failed, which never counts as idle: refused; ignored the wake stamp firebolt.io/wake-requested: the engine runs 2 replica(s), and a stamp wakes only a stopped engine",
+			},
+		},
+		"WakeIgnoredOnBusyEngine": {
+			reason: "A running engine with queries records its activity (ActivityObserved, the clock refreshed), not WakeRequested.",
+			in:     Input{Spec: enabled(), Previous: running(1, ReasonActivityObserved, ago(time.Hour)), WakeStamp: freshStamp, Activity: Observed(2), Phase: v1alpha1.EnginePhaseStable, Now: now},
+			want: Decision{
+				Status: running(1, ReasonActivityObserved, &now), RequeueAfter: time.Minute,
+				Message: "ignored the wake stamp firebolt.io/wake-requested: the engine runs 1 replica(s), and a stamp wakes only a stopped engine",
+			},
+		},
+		"WakeNeverResizesRunning": {
+			reason: "A fresh stamp does not move a running engine to activeReplicas: the count sized by hand stays.",
+			in:     Input{Spec: enabled(), Previous: running(5, ReasonActivityObserved, ago(time.Minute)), WakeStamp: freshStamp, Activity: Observed(0), Phase: v1alpha1.EnginePhaseStable, Now: now},
+			want: Decision{
+				Status: running(5, ReasonActivityObserved, ago(time.Minute)), RequeueAfter: time.Minute,
+				Message: "ignored the wake stamp firebolt.io/wake-requested: the engine runs 5 replica(s), and a stamp wakes only a stopped engine",
+			},
+		},
+		"WakeIgnoredIdlingToIdleReplicas": {
+			reason: "Idling to a non-zero idleReplicas keeps the engine running, so a stamp does not stop the scale-down.",
+			in: Input{
+				Spec:     enabled(func(s *v1alpha1.AutoStopSpec) { s.IdleReplicas = i32(1) }),
+				Previous: running(3, ReasonActivityObserved, ago(time.Hour)), WakeStamp: freshStamp, Activity: Observed(0), Phase: v1alpha1.EnginePhaseStable, Now: now,
+			},
+			want: Decision{
+				Status: Status{Replicas: i32(1), Reason: ReasonIdle, LastActivityTime: ago(time.Hour), LastScaledAt: &now}, Scaled: true, RequeueAfter: time.Minute,
+				Message: "no query running or suspended for 30m0s; ignored the wake stamp firebolt.io/wake-requested: the engine runs 1 replica(s), and a stamp wakes only a stopped engine",
+			},
+		},
+		"WakeIgnoredInWindow": {
+			reason: "A running engine inside a window stays ScheduleActive.",
+			in:     Input{Spec: enabled(withSchedule(win("09:00", "17:00"))), Previous: running(3, ReasonScheduleActive, nil), WakeStamp: freshStamp, Phase: v1alpha1.EnginePhaseStable, Now: now},
+			want: Decision{
+				Status: running(3, ReasonScheduleActive, nil), RequeueAfter: time.Minute,
+				Message: "ignored the wake stamp firebolt.io/wake-requested: the engine runs 3 replica(s), and a stamp wakes only a stopped engine",
 			},
 		},
 		"StaleStampIgnored": {
