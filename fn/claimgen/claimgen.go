@@ -47,12 +47,7 @@ type Claim struct {
 
 // Selector asks Crossplane for the claim by name in its namespace.
 func Selector(apiVersion, kind, name, namespace string) *fnv1.ResourceSelector {
-	return &fnv1.ResourceSelector{
-		ApiVersion: apiVersion,
-		Kind:       kind,
-		Match:      &fnv1.ResourceSelector_MatchName{MatchName: name},
-		Namespace:  &namespace,
-	}
+	return composite.Select(apiVersion, kind, namespace, name)
 }
 
 // Read finds the claim named name among the required resources and

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -197,21 +196,11 @@ func Read(c composite.Call) (Inputs, error) {
 // readAnalysisSecret reads the Secret spec.analysis.query.secretRef names.
 // Its values are only ever handed to the check's Authorization header.
 func readAnalysisSecret(c composite.Call, name string) (AnalysisSecret, error) {
-	obj, resolved, err := composite.RequiredNamed(c.Req, RequirementAnalysisSecret, "Secret", name)
+	data, found, resolved, err := composite.RequiredSecret(c.Req, RequirementAnalysisSecret, name)
 	if err != nil {
 		return AnalysisSecret{}, err
 	}
-	s := AnalysisSecret{Resolved: resolved}
-	if obj == nil {
-		return s, nil
-	}
-	sec := &corev1.Secret{}
-	// The decode error could quote the Secret: name only the Secret.
-	if composite.Decode(obj.Object, sec) != nil {
-		return AnalysisSecret{}, errors.Errorf("cannot decode Secret %s: its data is not base64-encoded key/value pairs", name)
-	}
-	s.Found, s.Data = true, sec.Data
-	return s, nil
+	return AnalysisSecret{Resolved: resolved, Found: found, Data: data}, nil
 }
 
 // readClass reads the class from the ConfigMap it publishes its spec in

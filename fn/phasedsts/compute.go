@@ -23,15 +23,11 @@ import (
 )
 
 // TypeUpdated is the condition saying whether every pod runs the
-// StatefulSet's update revision, as the original's Updated condition.
-const TypeUpdated = "Updated"
+// StatefulSet's update revision (phased.Updated).
+const TypeUpdated = phased.TypeUpdated
 
-// Reasons of the Updated condition.
+// Reasons of the Updated condition besides phased.Updated's.
 const (
-	ReasonUpdated     = "Updated"
-	ReasonRolling     = "Rolling"
-	ReasonCheckError  = "CheckError"
-	ReasonSuspended   = "Suspended"
 	ReasonCreating    = "Creating"
 	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonTemplateRejected: the pod template asks for more than the
@@ -122,14 +118,14 @@ func Compute(in Inputs, cfg v1beta1.Resolved, now time.Time, outcome *promcheck.
 	if err != nil {
 		return invalid(in, prev, require, cfg, ReasonInvalidSpec, err.Error())
 	}
-	p.Ready = available(in.StatefulSet, r.Replicas)
+	p.Ready = phased.Available(in.StatefulSet, r.Replicas)
 	p.Resources = map[resource.Name]composite.Desired{ResourceName: {Object: obj, Ready: p.Ready}}
 	// Crossplane calls again, within one reconcile, until the
 	// requirements stop changing, so they follow only what is observed:
 	// the pod at the StatefulSet's partition, the one a step checks.
 	if sts := in.StatefulSet; sts != nil {
 		if op, ok := phased.RolledPod(sts); ok {
-			require[ReqRolledPod] = PodSelector(in.Claim.Namespace, PodName(in.Claim.Name, op))
+			require[ReqRolledPod] = PodSelector(in.Claim.Namespace, phased.PodName(in.Claim.Name, op))
 		}
 	}
 
@@ -137,7 +133,7 @@ func Compute(in Inputs, cfg v1beta1.Resolved, now time.Time, outcome *promcheck.
 	if d.Status != nil {
 		p.Status.PhasedRolloutStatus = *d.Status
 	}
-	inEffect := !step.TemplateChanged && settled(in.StatefulSet, r.Replicas) &&
+	inEffect := !step.TemplateChanged && phased.Settled(in.StatefulSet, r.Replicas) &&
 		(p.Status.Phase == v1alpha1.PhasedRolloutUpdated || p.Status.Phase == v1alpha1.PhasedRolloutSuspended)
 	p.Status.ObservedGeneration = claimgen.Observed(prev.ObservedGeneration, in.ClaimGen, inEffect)
 	changed := !reflect.DeepEqual(p.Status.PhasedRolloutStatus, prev.PhasedRolloutStatus) || p.Status.ObservedGeneration != prev.ObservedGeneration
@@ -169,39 +165,12 @@ func invalid(in Inputs, prev Status, require map[string]*fnv1.ResourceSelector, 
 	}
 }
 
-// available: every pod of the observed StatefulSet is available.
-func available(sts *appsv1.StatefulSet, replicas int32) bool {
-	return sts != nil && sts.Status.ObservedGeneration >= sts.Generation && sts.Status.AvailableReplicas >= replicas
-}
-
-// settled: the StatefulSet controller has seen the latest spec and every
-// pod runs the update revision.
-func settled(sts *appsv1.StatefulSet, replicas int32) bool {
-	return available(sts, replicas) && sts.Status.UpdatedReplicas >= replicas &&
-		sts.Status.CurrentRevision != "" && sts.Status.CurrentRevision == sts.Status.UpdateRevision
-}
-
 // condition is the Updated condition for status.
 func condition(sts *appsv1.StatefulSet, st v1alpha1.PhasedRolloutStatus) composite.Condition {
-	c := composite.Condition{Type: TypeUpdated, Status: metav1.ConditionFalse}
-	switch {
-	case sts == nil:
-		c.Reason, c.Message = ReasonCreating, "the StatefulSet is being created"
-	case st.Phase == v1alpha1.PhasedRolloutSuspended:
-		c.Reason = ReasonSuspended
-		c.Message = "standardRollingUpdate is true: the StatefulSet controller rolls every pod without checks"
-		if sts.Status.CurrentRevision != "" && sts.Status.CurrentRevision == sts.Status.UpdateRevision {
-			c.Status = metav1.ConditionTrue
-		}
-	case st.Phase == v1alpha1.PhasedRolloutUpdated:
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonUpdated, "every pod runs revision "+st.UpdateRevision
-	default:
-		c.Reason, c.Message = ReasonRolling, phased.Describe(st)
-		if rp := st.RollingPodStatus; rp != nil && rp.Status == v1alpha1.RollingPodPrometheusError {
-			c.Reason = ReasonCheckError
-		}
+	if sts == nil {
+		return composite.Condition{Type: TypeUpdated, Status: metav1.ConditionFalse, Reason: ReasonCreating, Message: "the StatefulSet is being created"}
 	}
-	return c
+	return phased.Updated(sts, st)
 }
 
 // validate refuses what the API server would refuse of the StatefulSet

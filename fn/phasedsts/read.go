@@ -1,10 +1,7 @@
 package phasedsts
 
 import (
-	"strconv"
-
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -77,23 +74,13 @@ func read(req *fnv1.RunFunctionRequest, xr *resource.Composite) (Inputs, error) 
 		return Inputs{}, err
 	}
 	if ref := in.XR.Spec.Check.Query.SecretRef; ref != "" {
-		u, resolved, err := composite.RequiredNamed(req, ReqSecret, "Secret "+ref, ref)
-		if err != nil {
+		if in.Secret, in.SecretFound, in.SecretResolved, err = composite.RequiredSecret(req, ReqSecret, ref); err != nil {
 			return Inputs{}, err
-		}
-		in.SecretResolved = resolved
-		if u != nil {
-			s := &corev1.Secret{}
-			// The error would quote the Secret; name only the Secret.
-			if composite.Decode(u.UnstructuredContent(), s) != nil {
-				return Inputs{}, errors.Errorf("cannot decode Secret %s: its data is not base64-encoded key/value pairs", ref)
-			}
-			in.Secret, in.SecretFound = s.Data, true
 		}
 	}
 	if sts := in.StatefulSet; sts != nil {
 		if p, ok := phased.RolledPod(sts); ok {
-			name := PodName(in.Claim.Name, p)
+			name := phased.PodName(in.Claim.Name, p)
 			u, _, err := composite.RequiredNamed(req, ReqRolledPod, "pod "+name, name)
 			if err != nil {
 				return Inputs{}, err
@@ -106,27 +93,12 @@ func read(req *fnv1.RunFunctionRequest, xr *resource.Composite) (Inputs, error) 
 	return in, nil
 }
 
-// PodName is the name of the StatefulSet's pod with the given ordinal.
-func PodName(statefulSet string, ordinal int32) string {
-	return statefulSet + "-" + strconv.FormatInt(int64(ordinal), 10)
-}
-
 // PodSelector asks Crossplane for one pod of the StatefulSet by name.
 func PodSelector(namespace, name string) *fnv1.ResourceSelector {
-	return namedSelector("Pod", namespace, name)
+	return composite.Select("v1", "Pod", namespace, name)
 }
 
 // SecretSelector asks Crossplane for the credentials Secret by name.
 func SecretSelector(namespace, name string) *fnv1.ResourceSelector {
-	return namedSelector("Secret", namespace, name)
-}
-
-// namedSelector asks for one core object of kind by name in namespace.
-func namedSelector(kind, namespace, name string) *fnv1.ResourceSelector {
-	return &fnv1.ResourceSelector{
-		ApiVersion: "v1",
-		Kind:       kind,
-		Match:      &fnv1.ResourceSelector_MatchName{MatchName: name},
-		Namespace:  &namespace,
-	}
+	return composite.Select("v1", "Secret", namespace, name)
 }

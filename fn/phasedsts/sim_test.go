@@ -22,6 +22,8 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn"
 	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
+	"github.com/firebolt-db/firebolt-crossplane/fn/phased"
+	"github.com/firebolt-db/firebolt-crossplane/fn/phased/phasedtest"
 	"github.com/firebolt-db/firebolt-crossplane/fn/phasedsts"
 	"github.com/firebolt-db/firebolt-crossplane/fn/promcheck"
 )
@@ -63,17 +65,13 @@ func newPromServer(t *testing.T) *promServer {
 }
 
 // simSet plays the StatefulSet controller for the function's StatefulSet:
-// a template hash is a revision; pods at or above the partition move to
-// the update revision one at a time, each unavailable for one tick.
+// a template hash is a revision (phasedtest.Controller does the rest).
 type simSet struct {
-	exists                     bool
-	generation, observedGen    int64
-	replicas, partition        int32
-	hash                       string
-	annotations                map[string]any
-	updateRevision, currentRev string
-	pods                       []string
-	unavailable                int // ordinal of the pod being replaced, or -1
+	phasedtest.Controller
+	exists      bool
+	replicas    int32
+	hash        string
+	annotations map[string]any
 }
 
 func (s *simSet) apply(desired map[string]any) {
@@ -85,76 +83,34 @@ func (s *simSet) apply(desired map[string]any) {
 	partition := int32(ru["partition"].(float64))
 	replicas := int32(spec["replicas"].(float64))
 	if !s.exists {
-		s.exists, s.unavailable = true, -1
-		s.replicas = replicas
-		s.pods = make([]string, replicas)
-		for i := range s.pods {
-			s.pods[i] = "web-" + hash[:10]
-		}
-		s.currentRev = "web-" + hash[:10]
+		s.exists, s.replicas = true, replicas
+		s.Controller = phasedtest.New(replicas, "web-"+hash[:10])
+		s.Generation, s.ObservedGeneration = 0, 0
 	}
-	if hash != s.hash || partition != s.partition {
-		s.generation++
+	if hash != s.hash || partition != s.Partition {
+		s.Generation++
 	}
-	s.hash, s.partition, s.annotations = hash, partition, ann
-	s.updateRevision = "web-" + hash[:10]
-}
-
-// tick runs the controller once; it reports whether anything changed.
-func (s *simSet) tick() bool {
-	changed := s.observedGen != s.generation
-	s.observedGen = s.generation
-	if s.unavailable >= 0 {
-		s.unavailable = -1
-		return true
-	}
-	for i := len(s.pods) - 1; i >= int(s.partition) && i >= 0; i-- {
-		if s.pods[i] != s.updateRevision {
-			s.pods[i], s.unavailable = s.updateRevision, i
-			return true
-		}
-	}
-	if s.updated() == len(s.pods) && s.currentRev != s.updateRevision {
-		s.currentRev = s.updateRevision
-		changed = true
-	}
-	return changed
-}
-
-func (s *simSet) updated() int {
-	n := 0
-	for _, r := range s.pods {
-		if r == s.updateRevision {
-			n++
-		}
-	}
-	return n
+	s.hash, s.Partition, s.annotations = hash, partition, ann
+	s.UpdateRevision = "web-" + hash[:10]
 }
 
 func (s *simSet) object() map[string]any {
-	available := len(s.pods)
-	if s.unavailable >= 0 {
-		available--
-	}
 	return map[string]any{
 		"apiVersion": "apps/v1", "kind": "StatefulSet",
-		"metadata": map[string]any{"name": simName, "namespace": simNamespace, "generation": s.generation, "annotations": s.annotations},
+		"metadata": map[string]any{"name": simName, "namespace": simNamespace, "generation": s.Generation, "annotations": s.annotations},
 		"spec": map[string]any{
 			"replicas":       s.replicas,
-			"updateStrategy": map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"partition": s.partition}},
+			"updateStrategy": map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"partition": s.Partition}},
 		},
-		"status": map[string]any{
-			"observedGeneration": s.observedGen, "replicas": len(s.pods), "readyReplicas": available, "availableReplicas": available,
-			"updatedReplicas": s.updated(), "currentRevision": s.currentRev, "updateRevision": s.updateRevision,
-		},
+		"status": s.Status(),
 	}
 }
 
 func (s *simSet) pod(ordinal int32) map[string]any {
 	return map[string]any{
 		"apiVersion": "v1", "kind": "Pod",
-		"metadata": map[string]any{"name": phasedsts.PodName(simName, ordinal), "namespace": simNamespace,
-			"labels": map[string]any{phasedsts.LabelRevision: s.pods[ordinal]}},
+		"metadata": map[string]any{"name": phased.PodName(simName, ordinal), "namespace": simNamespace,
+			"labels": map[string]any{phasedsts.LabelRevision: s.Pods[ordinal]}},
 	}
 }
 
@@ -247,8 +203,8 @@ func (s *sim) request() *fnv1.RunFunctionRequest {
 	}
 	if s.set.exists {
 		req.Observed.Resources = map[string]*fnv1.Resource{phasedsts.ResourceName: {Resource: mustStruct(s.t, s.set.object())}}
-		if s.set.partition < s.set.replicas {
-			req.RequiredResources["rolled-pod"] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(s.t, s.set.pod(s.set.partition))}}}
+		if s.set.Partition < s.set.replicas {
+			req.RequiredResources["rolled-pod"] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(s.t, s.set.pod(s.set.Partition))}}}
 		}
 	}
 	return req
@@ -275,8 +231,8 @@ func (s *sim) call() *fnv1.RunFunctionResponse {
 		s.t.Fatalf("call at %s desired no StatefulSet: it would be deleted", s.now)
 	}
 	s.set.apply(d.GetResource().AsMap())
-	if n := len(s.partitions); n == 0 || s.partitions[n-1] != s.set.partition {
-		s.partitions = append(s.partitions, s.set.partition)
+	if n := len(s.partitions); n == 0 || s.partitions[n-1] != s.set.Partition {
+		s.partitions = append(s.partitions, s.set.Partition)
 	}
 	return rsp
 }
@@ -288,19 +244,19 @@ func (s *sim) run(limit int, done func() bool) {
 	s.t.Helper()
 	for range limit {
 		rsp := s.call()
-		if s.set.unavailable >= 0 && s.set.unavailable < int(s.set.partition) {
-			s.t.Fatalf("pod %d below partition %d is being replaced", s.set.unavailable, s.set.partition)
+		if s.set.Unavailable >= 0 && s.set.Unavailable < int(s.set.Partition) {
+			s.t.Fatalf("pod %d below partition %d is being replaced", s.set.Unavailable, s.set.Partition)
 		}
 		if done() {
 			return
 		}
-		if s.set.tick() {
+		if s.set.Tick() {
 			s.now = s.now.Add(time.Second)
 			continue
 		}
 		s.now = s.now.Add(rsp.GetMeta().GetTtl().AsDuration())
 	}
-	s.t.Fatalf("not done after %d calls: partitions %v, pods %v, status %v", limit, s.partitions, s.set.pods, s.status)
+	s.t.Fatalf("not done after %d calls: partitions %v, pods %v, status %v", limit, s.partitions, s.set.Pods, s.status)
 }
 
 func (s *sim) phase() string {
@@ -324,25 +280,25 @@ func TestRunFunctionRollsPodByPod(t *testing.T) {
 	s := newSim(t, prom)
 
 	s.run(20, func() bool {
-		return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.currentRev == s.set.updateRevision
+		return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.CurrentRevision == s.set.UpdateRevision
 	})
-	if s.set.partition != 3 || prom.queries.Load() != 0 {
-		t.Fatalf("a new set is held at partition 3 without checks: partition %d, %d queries", s.set.partition, prom.queries.Load())
+	if s.set.Partition != 3 || prom.queries.Load() != 0 {
+		t.Fatalf("a new set is held at partition 3 without checks: partition %d, %d queries", s.set.Partition, prom.queries.Load())
 	}
 
-	first := s.set.updateRevision
+	first := s.set.UpdateRevision
 	s.spec = simSpec("nginx:2", prom.URL)
 	s.run(40, func() bool { return s.failedChecks() >= 4 })
-	if s.set.partition != 3 || s.set.updated() != 0 || s.phase() != string(v1alpha1.PhasedRolloutRolling) {
-		t.Fatalf("checks without data let a pod go: partition %d, %d pods updated, phase %q", s.set.partition, s.set.updated(), s.phase())
+	if s.set.Partition != 3 || s.set.Updated() != 0 || s.phase() != string(v1alpha1.PhasedRolloutRolling) {
+		t.Fatalf("checks without data let a pod go: partition %d, %d pods updated, phase %q", s.set.Partition, s.set.Updated(), s.phase())
 	}
 
 	prom.data.Store(true)
 	s.run(200, func() bool {
-		return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.currentRev == s.set.updateRevision
+		return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.CurrentRevision == s.set.UpdateRevision
 	})
-	if s.set.updateRevision == first || s.set.updated() != 3 {
-		t.Fatalf("rollout ended without every pod on the new revision: %v", s.set.pods)
+	if s.set.UpdateRevision == first || s.set.Updated() != 3 {
+		t.Fatalf("rollout ended without every pod on the new revision: %v", s.set.Pods)
 	}
 	if want := []int32{3, 2, 1, 0, 3}; fmt.Sprint(s.partitions) != fmt.Sprint(want) {
 		t.Errorf("partitions went %v, want %v", s.partitions, want)
@@ -384,14 +340,14 @@ func TestRunFunctionStandardRollingUpdate(t *testing.T) {
 	prom := newPromServer(t)
 	s := newSim(t, prom)
 	s.run(20, func() bool {
-		return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.currentRev == s.set.updateRevision
+		return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.CurrentRevision == s.set.UpdateRevision
 	})
 
 	s.spec = simSpec("nginx:2", prom.URL)
 	s.spec["standardRollingUpdate"] = true
-	s.run(40, func() bool { return s.set.updated() == 3 && s.set.currentRev == s.set.updateRevision })
-	if s.phase() != string(v1alpha1.PhasedRolloutSuspended) || s.set.partition != 0 || prom.queries.Load() != 0 {
-		t.Fatalf("standard rolling update: phase %q, partition %d, %d queries", s.phase(), s.set.partition, prom.queries.Load())
+	s.run(40, func() bool { return s.set.Updated() == 3 && s.set.CurrentRevision == s.set.UpdateRevision })
+	if s.phase() != string(v1alpha1.PhasedRolloutSuspended) || s.set.Partition != 0 || prom.queries.Load() != 0 {
+		t.Fatalf("standard rolling update: phase %q, partition %d, %d queries", s.phase(), s.set.Partition, prom.queries.Load())
 	}
 }
 
@@ -403,20 +359,22 @@ func TestRunFunctionNewTemplateMidRollout(t *testing.T) {
 	prom.data.Store(true)
 	s := newSim(t, prom)
 	s.run(20, func() bool {
-		return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.currentRev == s.set.updateRevision
+		return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.CurrentRevision == s.set.UpdateRevision
 	})
 
 	s.spec = simSpec("nginx:2", prom.URL)
-	s.run(100, func() bool { return s.set.partition == 2 && s.set.updated() == 1 && s.set.unavailable < 0 })
+	s.run(100, func() bool { return s.set.Partition == 2 && s.set.Updated() == 1 && s.set.Unavailable < 0 })
 
 	s.spec = simSpec("nginx:3", prom.URL)
 	s.call()
-	if s.set.partition != 3 {
-		t.Fatalf("the call applying a new template desired partition %d, want 3: pods 2 and below would roll unchecked", s.set.partition)
+	if s.set.Partition != 3 {
+		t.Fatalf("the call applying a new template desired partition %d, want 3: pods 2 and below would roll unchecked", s.set.Partition)
 	}
-	third := s.set.updateRevision
+	third := s.set.UpdateRevision
 	s.partitions = nil
-	s.run(200, func() bool { return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.currentRev == third })
+	s.run(200, func() bool {
+		return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.CurrentRevision == third
+	})
 	if want := []int32{3, 2, 1, 0, 3}; fmt.Sprint(s.partitions) != fmt.Sprint(want) {
 		t.Errorf("restarted rollout's partitions went %v, want %v", s.partitions, want)
 	}
@@ -458,7 +416,7 @@ func TestRunFunctionRefusesAPrivilegedTemplate(t *testing.T) {
 	prom := newPromServer(t)
 	s := newSim(t, prom)
 	s.run(20, func() bool {
-		return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.currentRev == s.set.updateRevision
+		return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.CurrentRevision == s.set.UpdateRevision
 	})
 	hash := s.set.hash
 
@@ -466,8 +424,8 @@ func TestRunFunctionRefusesAPrivilegedTemplate(t *testing.T) {
 	tpl := s.spec["statefulSet"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
 	tpl["volumes"] = []any{map[string]any{"name": "host", "hostPath": map[string]any{"path": "/var/lib/docker"}}}
 	rsp := s.call()
-	if s.set.hash != hash || s.set.partition != 3 {
-		t.Fatalf("a refused template changed the StatefulSet: hash %s (was %s), partition %d", s.set.hash, hash, s.set.partition)
+	if s.set.hash != hash || s.set.Partition != 3 {
+		t.Fatalf("a refused template changed the StatefulSet: hash %s (was %s), partition %d", s.set.hash, hash, s.set.Partition)
 	}
 	var c *fnv1.Condition
 	for _, cc := range rsp.GetConditions() {
