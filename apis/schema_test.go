@@ -20,6 +20,7 @@ var xrdFiles = map[string]string{
 	"FireboltEngine":      "xfireboltengines.yaml",
 	"FireboltEngineClass": "xfireboltengineclasses.yaml",
 	"FireboltInstance":    "xfireboltinstances.yaml",
+	"PhasedRollout":       "xphasedrollouts.yaml",
 }
 
 // servers holds, per claim kind, the API server for the claim CRD and for
@@ -87,14 +88,20 @@ func TestXRDs(t *testing.T) {
 		return extv1.CustomResourceColumnDefinition{Name: name, Type: typ, JSONPath: path}
 	}
 	legacy := xv1.CompositeResourceScopeLegacyCluster
+	groupOf := func(kind string) string {
+		if kind == "PhasedRollout" {
+			return "sts.plus"
+		}
+		return "compute.firebolt.io"
+	}
 	spec := func(kind, plural, short string, cols ...extv1.CustomResourceColumnDefinition) xv1.CompositeResourceDefinitionSpec {
 		n := names("X"+kind, "x"+plural, "x"+short)
 		return xv1.CompositeResourceDefinitionSpec{
-			Group:                 "compute.firebolt.io",
+			Group:                 groupOf(kind),
 			Names:                 n,
 			Scope:                 &legacy,
 			ClaimNames:            ptr.To(names(kind, plural, short)),
-			DefaultCompositionRef: &xv1.CompositionReference{Name: n.Plural + ".compute.firebolt.io"},
+			DefaultCompositionRef: &xv1.CompositionReference{Name: n.Plural + "." + groupOf(kind)},
 			Versions: []xv1.CompositeResourceDefinitionVersion{{
 				Name: "v1alpha1", Served: true, Referenceable: true, AdditionalPrinterColumns: cols,
 			}},
@@ -111,6 +118,13 @@ func TestXRDs(t *testing.T) {
 			col("PHASE", "string", ".status.phase"),
 			col("GATEWAY", "boolean", ".status.gatewayReady"),
 			col("METADATA", "boolean", ".status.metadataReady")),
+		"PhasedRollout": spec("PhasedRollout", "phasedrollouts", "phr",
+			col("TARGET", "string", ".spec.targetRef"),
+			col("PHASE", "string", ".status.phase"),
+			col("PARTITION", "integer", ".status.rollingPodStatus.partition"),
+			col("STEP", "string", ".status.rollingPodStatus.status"),
+			col("REVISION", "string", ".status.updateRevision"),
+			col("AGE", "date", ".metadata.creationTimestamp")),
 	}
 	for kind, f := range xrdFiles {
 		t.Run(kind, func(t *testing.T) {
@@ -118,7 +132,7 @@ func TestXRDs(t *testing.T) {
 			if diff := cmp.Diff("apiextensions.crossplane.io/v1, Kind=CompositeResourceDefinition", xrd.GroupVersionKind().String()); diff != "" {
 				t.Errorf("kind: -want, +got:\n%s", diff)
 			}
-			if diff := cmp.Diff("x"+strings.ToLower(kind)+map[bool]string{true: "es", false: "s"}[strings.HasSuffix(kind, "Class")]+".compute.firebolt.io", xrd.GetName()); diff != "" {
+			if diff := cmp.Diff("x"+strings.ToLower(kind)+map[bool]string{true: "es", false: "s"}[strings.HasSuffix(kind, "Class")]+"."+groupOf(kind), xrd.GetName()); diff != "" {
 				t.Errorf("name: -want, +got:\n%s", diff)
 			}
 			got := xrd.Spec

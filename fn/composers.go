@@ -8,6 +8,7 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
 	"github.com/firebolt-db/firebolt-crossplane/fn/instance"
 	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
+	"github.com/firebolt-db/firebolt-crossplane/fn/phasedrollout"
 	"github.com/firebolt-db/firebolt-crossplane/fn/phasedsts"
 	"github.com/firebolt-db/firebolt-crossplane/fn/promcheck"
 )
@@ -20,5 +21,6 @@ func defaultComposers(kube corev1client.CoreV1Interface, m metrics.Recorder) map
 		v1alpha1.XFireboltEngineClassKind: class.New(),
 		v1alpha1.XFireboltInstanceKind:    instance.New(),
 		v1alpha1.XPhasedStatefulSetKind:   phasedsts.New(promcheck.New(), phasedsts.WithMetrics(m)),
+		v1alpha1.XPhasedRolloutKind:       phasedrollout.New(promcheck.New(), phasedrollout.WithMetrics(m)),
 	}
 }

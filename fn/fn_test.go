@@ -87,7 +87,7 @@ func TestRunFunction(t *testing.T) {
 		"UnknownKind": {
 			reason: "A composite of a kind this function does not compose is a fatal result naming the kind.",
 			req:    newRequest("XSomethingElse", ""),
-			want:   fatal(`cannot compose XSomethingElse "demo-x1": this function composes only XFireboltInstance, XFireboltEngine, XFireboltEngineClass and XPhasedStatefulSet`),
+			want:   fatal(`cannot compose XSomethingElse "demo-x1": this function composes only XFireboltInstance, XFireboltEngine, XFireboltEngineClass, XPhasedStatefulSet and XPhasedRollout`),
 		},
 		"KindOfAnotherGroup": {
 			reason: "Kinds are dispatched by name only within their own group: an XFireboltEngine of another group is refused.",

@@ -45,7 +45,7 @@ func TestRunFunctionMetrics(t *testing.T) {
 	fatal := map[string]int{v1alpha1.XFireboltEngineKind: 1, metrics.KindOther: 2}
 	var want strings.Builder
 	want.WriteString("# HELP function_firebolt_results_total Results returned to Crossplane, by the composite's kind and the result's severity.\n# TYPE function_firebolt_results_total counter\n")
-	for _, k := range []string{v1alpha1.XFireboltEngineKind, v1alpha1.XFireboltEngineClassKind, v1alpha1.XFireboltInstanceKind, v1alpha1.XPhasedStatefulSetKind, metrics.KindOther} {
+	for _, k := range []string{v1alpha1.XFireboltEngineKind, v1alpha1.XFireboltEngineClassKind, v1alpha1.XFireboltInstanceKind, v1alpha1.XPhasedStatefulSetKind, v1alpha1.XPhasedRolloutKind, metrics.KindOther} {
 		for _, s := range []string{"fatal", "normal", "unspecified", "warning"} {
 			n := 0
 			if s == "fatal" {

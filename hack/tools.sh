@@ -14,6 +14,8 @@
 #   hack/tools.sh kwok-stages      the KWOK stage file the end-to-end tests feed it
 #   hack/tools.sh golangci-lint    golangci-lint v2.15.0 (make lint; 5-10 min cold)
 #   hack/tools.sh prometheus       Prometheus v3.7.3 (module v0.307.3; the server phased-rollout checks query in e2e)
+#   hack/tools.sh provider-kubernetes       provider-kubernetes v0.17.1 (its provider binary, cmd/provider)
+#   hack/tools.sh provider-kubernetes-crds  the directory of provider-kubernetes v0.17.1's CRDs (package/crds)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,7 +40,11 @@ golangci-lint)   dir=golangci-lint; pkg=github.com/golangci/golangci-lint/v2/cmd
 # Prometheus v3.7.3 is Go module v0.307.3; its version lives in prometheus/common.
 prometheus)      dir=prometheus; pkg=github.com/prometheus/prometheus/cmd/prometheus; version=v3.7.3
 	version_pkg=github.com/prometheus/common/version.Version ;;
-*) echo "usage: $0 crossplane|crossplane-core|crossplane-module|controller-gen|etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kwok|kwok-stages|golangci-lint|prometheus" >&2; exit 2 ;;
+# provider-kubernetes v0.17.1 is the newest release the module proxy builds; it
+# has no version variable to stamp (-X of an absent symbol is a no-op).
+provider-kubernetes)      dir=provider-kubernetes; pkg=github.com/crossplane-contrib/provider-kubernetes/cmd/provider; version=v0.17.1 ;;
+provider-kubernetes-crds) dir=provider-kubernetes; pkg=; version=v0.17.1 ;;
+*) echo "usage: $0 crossplane|crossplane-core|crossplane-module|controller-gen|etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kwok|kwok-stages|golangci-lint|prometheus|provider-kubernetes|provider-kubernetes-crds" >&2; exit 2 ;;
 esac
 
 mod="$root/hack/tools/$dir"
@@ -69,6 +75,12 @@ kube-*|kubectl)
 crossplane-module)
 	(cd "$mod" && go mod download github.com/crossplane/crossplane/v2 &&
 		go list -mod=readonly -m -f '{{.Dir}}' github.com/crossplane/crossplane/v2)
+	exit 0
+	;;
+provider-kubernetes-crds)
+	src=$(cd "$mod" && go mod download github.com/crossplane-contrib/provider-kubernetes &&
+		go list -mod=readonly -m -f '{{.Dir}}' github.com/crossplane-contrib/provider-kubernetes)
+	echo "$src/package/crds"
 	exit 0
 	;;
 kwok-stages)

@@ -43,11 +43,12 @@ type PrometheusQuery struct {
 	Expr string `json:"expr"`
 
 	// URL of the Prometheus server, without /api/v1/query, such as
-	// http://prometheus.monitoring:9090. Redirects to another host are not
-	// followed.
+	// http://prometheus.monitoring:9090. Without a scheme
+	// (host[:port][/path], as prometheus.monitoring:9090) it is plain
+	// HTTP. Redirects to another host are not followed.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",message="must be an absolute http or https URL with a host, such as http://prometheus.monitoring:9090"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})?(/[^?#@]*)?$') || (isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != '')",message="must be an http or https URL with a host, such as http://prometheus.monitoring:9090, or host[:port][/path], which is plain HTTP"
 	// +kubebuilder:validation:XValidation:rule="!self.contains('?') && !self.contains('#')",message="must have no query or fragment: the function appends /api/v1/query"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-zA-Z][a-zA-Z0-9+.-]*://[^/]*@')",message="must not carry credentials: name a Secret in secretRef instead"
 	URL string `json:"url"`
@@ -64,6 +65,11 @@ type PrometheusQuery struct {
 	// +optional
 	SecretRef string `json:"secretRef,omitempty"`
 }
+
+// SchemelessPrometheusURL is the pattern of a PrometheusQuery URL without
+// a scheme, which means plain HTTP; PrometheusQuery's schema rule holds the
+// same pattern.
+const SchemelessPrometheusURL = `^[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})?(/[^?#@]*)?$`
 
 // RollingPodPhase says what the step of a phased rollout is waiting for.
 // +kubebuilder:validation:Enum=waitForPodToBeUpdated;waitForAllPodsToBeAvailable;waitForInitialDelay;waitForChecks;waitForDrain;prometheusError

@@ -30,10 +30,17 @@ var SchemeGroupVersion = schema.GroupVersion{Group: Group, Version: Version}
 // which imports this one for the check block).
 const AppsGroup = "apps.firebolt.io"
 
+// StsPlusGroup is the group of PhasedRollout (package
+// apis/stsplus/v1alpha1): the seed 004 operator's own group, so that its
+// manifests apply unchanged.
+const StsPlusGroup = "sts.plus"
+
 // Composite kinds, as Crossplane serves them and hands them to the function.
 const (
 	XPhasedStatefulSetKind = "XPhasedStatefulSet"
 	PhasedStatefulSetKind  = "PhasedStatefulSet"
+	XPhasedRolloutKind     = "XPhasedRollout"
+	PhasedRolloutKind      = "PhasedRollout"
 
 	XFireboltEngineKind      = "XFireboltEngine"
 	XFireboltEngineClassKind = "XFireboltEngineClass"
@@ -73,6 +80,7 @@ var Composites = []CompositeKind{
 	{Group: Group, Kind: XFireboltEngineKind, Claim: FireboltEngineKind, Plural: "xfireboltengines", Composition: "engine.yaml"},
 	{Group: Group, Kind: XFireboltEngineClassKind, Claim: FireboltEngineClassKind, Plural: "xfireboltengineclasses", Composition: "engineclass.yaml"},
 	{Group: AppsGroup, Kind: XPhasedStatefulSetKind, Claim: PhasedStatefulSetKind, Plural: "xphasedstatefulsets", Composition: "phasedstatefulset.yaml"},
+	{Group: StsPlusGroup, Kind: XPhasedRolloutKind, Claim: PhasedRolloutKind, Plural: "xphasedrollouts", Composition: "phasedrollout.yaml"},
 }
 
 // CompositeKindOf finds kind in Composites.

@@ -172,3 +172,34 @@ func TestRunRefusesConfig(t *testing.T) {
 		}
 	})
 }
+
+// TestRunSchemelessURLIsHTTP: a URL without a scheme, as the seed's own
+// example writes it (prom:9000/xx), is plain HTTP to that host, port and
+// path; one that is not host[:port][/path] is still refused without being
+// quoted.
+func TestRunSchemelessURLIsHTTP(t *testing.T) {
+	paths := make(chan string, 4)
+	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths <- r.URL.Path
+		serveJSON(http.StatusOK, vector(1))(w, r)
+	}))
+	host := srv.Listener.Addr().String()
+	for name, tc := range map[string]struct{ url, path string }{
+		"HostPort":     {host, "/api/v1/query"},
+		"HostPortPath": {host + "/prometheus", "/prometheus/api/v1/query"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := run(t, newClient(), query(tc.url), Credentials{})
+			if diff := cmp.Diff(Outcome{Succeeded: true, Series: 1, Message: "returned 1 series"}, got); diff != "" {
+				t.Errorf("Run(%q): -want, +got:\n%s", tc.url, diff)
+			}
+			if p := <-paths; p != tc.path {
+				t.Errorf("Run(%q) asked for %s, want %s", tc.url, p, tc.path)
+			}
+		})
+	}
+	got := run(t, newClient(), query("admin:hunter2@"+host), Credentials{})
+	if diff := cmp.Diff(Outcome{Cause: CauseConfig, Message: "invalid query: the URL must be an absolute http or https URL"}, got); diff != "" {
+		t.Errorf("Run with userinfo and no scheme: -want, +got:\n%s", diff)
+	}
+}

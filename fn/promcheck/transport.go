@@ -7,12 +7,15 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/crossplane/function-sdk-go/errors"
+
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 )
 
 // newTransport returns the transport of every query of one Client that
@@ -54,6 +57,11 @@ func rootPool(certs []*x509.Certificate) *x509.CertPool {
 // with userinfo would send credentials nobody reviewed. Errors never quote
 // the URL, which might hold such userinfo.
 func targetURL(raw string) (*url.URL, error) {
+	if hostOnly.MatchString(raw) {
+		// host[:port][/path], as the seed's own example (prom:9000/xx)
+		// writes it: plain HTTP, as Prometheus serves by default.
+		raw = "http://" + raw
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, errors.New("the URL cannot be parsed")
@@ -72,6 +80,11 @@ func targetURL(raw string) (*url.URL, error) {
 	}
 	return u, nil
 }
+
+// hostOnly is a URL without a scheme: a host name or IPv4 address, an
+// optional port and an optional path without query or fragment. It is the
+// same pattern as the schema's.
+var hostOnly = regexp.MustCompile(v1alpha1.SchemelessPrometheusURL)
 
 // origin is the scheme, host and port a request goes to, with the scheme's
 // default port made explicit, so http://h and http://h:80 compare equal.

@@ -50,6 +50,26 @@ func (p Packages) FunctionConstraint() (string, error) {
 	return fmt.Sprintf(">=%s, <v%s-0", p.Version, next.String()), nil
 }
 
+// The provider-kubernetes package the Configuration depends on: PhasedRollout
+// composes its Object (kubernetes.crossplane.io/v1alpha2), which v0.17.1
+// (the newest release that builds from the Go module proxy, so the one the
+// end-to-end stack runs) and every v1.x (what clusters run) serve alike.
+const (
+	ProviderKubernetesPackage = "xpkg.crossplane.io/crossplane-contrib/provider-kubernetes"
+	// ProviderKubernetesConstraint admits v0.17.1 up to, not including,
+	// v2.0.0, and no pre-release: with Masterminds semver (Crossplane's
+	// resolver's), a bound with a pre-release such as <v2.0.0-0 opts the
+	// whole range into pre-releases (v1.1.0-rc.1 would match), while
+	// <v2.0.0 keeps every pre-release out, v2.0.0-rc.1 included. Crossplane
+	// installs the highest version the constraint admits that the registry
+	// tags.
+	ProviderKubernetesConstraint = ">=v0.17.1, <v2.0.0"
+	// ProviderKubernetesRuntimeConfig names the DeploymentRuntimeConfig in
+	// deploy/provider-kubernetes.yaml, which the generated ImageConfig
+	// applies to the provider.
+	ProviderKubernetesRuntimeConfig = "provider-kubernetes"
+)
+
 // Validate rejects a registry path or version that cannot name a package.
 func (p Packages) Validate() error {
 	if p.Registry == "" || strings.HasSuffix(p.Registry, "/") || strings.Contains(p.Registry, ":v") {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/Masterminds/semver/v3"
@@ -72,7 +73,13 @@ func TestFunctionRefFollowsRegistry(t *testing.T) {
 			if err := yaml.Unmarshal(files["crossplane.yaml"], &meta); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff([]struct{ Package, Version string }{{tc.registry + "/function-firebolt", ">=v1.2.3, <v2.0.0-0"}}, meta.Spec.DependsOn); diff != "" {
+			want := []struct{ Package, Version string }{
+				{tc.registry + "/function-firebolt", ">=v1.2.3, <v2.0.0-0"},
+				// The provider is published upstream, wherever the
+				// product is.
+				{ProviderKubernetesPackage, ProviderKubernetesConstraint},
+			}
+			if diff := cmp.Diff(want, meta.Spec.DependsOn); diff != "" {
 				t.Errorf("dependsOn (-want +got):\n%s", diff)
 			}
 			for _, c := range v1alpha1.Composites {
@@ -176,5 +183,62 @@ func TestWakeAgentImageFollowsThePackage(t *testing.T) {
 		case c.Kind != v1alpha1.XFireboltInstanceKind && in != nil:
 			t.Errorf("%s: input spec %+v, want none", c.Composition, in)
 		}
+	}
+}
+
+// The Configuration accepts the provider-kubernetes the end-to-end stack
+// builds (v0.17.1) and every v1.x release clusters run, and refuses older
+// releases, the next major and every pre-release, read with the semver
+// library Crossplane's dependency resolver uses.
+func TestProviderKubernetesConstraint(t *testing.T) {
+	c, err := semver.NewConstraint(ProviderKubernetesConstraint)
+	if err != nil {
+		t.Fatalf("constraint %q does not parse: %v", ProviderKubernetesConstraint, err)
+	}
+	for _, v := range []string{"v0.17.1", "v0.18.0", "v1.0.0", "v1.2.1"} {
+		if !c.Check(semver.MustParse(v)) {
+			t.Errorf("%q refuses %s, want accepted", ProviderKubernetesConstraint, v)
+		}
+	}
+	for _, v := range []string{"v0.17.0", "v0.16.2", "v1.1.0-rc.1", "v2.0.0-rc.1", "v2.0.0", "v3.0.0"} {
+		if c.Check(semver.MustParse(v)) {
+			t.Errorf("%q accepts %s, want refused", ProviderKubernetesConstraint, v)
+		}
+	}
+}
+
+// deploy/imageconfig.yaml applies the provider's runtime config to exactly
+// the package the Configuration depends on, whatever the product's registry.
+func TestProviderImageConfigMatchesTheDependency(t *testing.T) {
+	files, err := Files(Packages{Registry: "xpkg.example.org/acme", Version: "v1.4.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type imageConfig struct {
+		Metadata struct{ Name string } `json:"metadata"`
+		Spec     struct {
+			MatchImages []struct{ Type, Prefix string } `json:"matchImages"`
+			Runtime     struct {
+				ConfigRef struct{ Name string } `json:"configRef"`
+			} `json:"runtime"`
+		} `json:"spec"`
+	}
+	var found bool
+	for _, doc := range strings.Split(string(files["deploy/imageconfig.yaml"]), "\n---\n") {
+		var ic imageConfig
+		if err := yaml.Unmarshal([]byte(doc), &ic); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ic.Spec.MatchImages {
+			if strings.HasPrefix(ProviderKubernetesPackage, m.Prefix) {
+				found = true
+				if ic.Spec.Runtime.ConfigRef.Name != ProviderKubernetesRuntimeConfig {
+					t.Errorf("ImageConfig %s applies runtime config %q to %s, want %q", ic.Metadata.Name, ic.Spec.Runtime.ConfigRef.Name, ProviderKubernetesPackage, ProviderKubernetesRuntimeConfig)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no ImageConfig in deploy/imageconfig.yaml matches %s:\n%s", ProviderKubernetesPackage, files["deploy/imageconfig.yaml"])
 	}
 }

@@ -1,7 +1,8 @@
 // Package xptools finds the pinned Crossplane tools for tests. The tools are
 // built once into a cache outside the repository by hack/tools.sh (minutes
 // on a fresh machine, instant afterwards), so `go test ./...` works on its
-// own. CROSSPLANE, CROSSPLANE_CORE and CROSSPLANE_CRDS override them.
+// own. CROSSPLANE, CROSSPLANE_CORE, CROSSPLANE_CRDS and
+// PROVIDER_KUBERNETES_CRDS override them.
 package xptools
 
 import (
@@ -62,4 +63,11 @@ func CrossplaneCRDs(t testing.TB) string {
 		return p
 	}
 	return filepath.Join(tool(t, "crossplane-module", ""), "cluster", "crds")
+}
+
+// ProviderKubernetesCRDs is the directory of the pinned provider-kubernetes
+// module's CRDs (Object, ProviderConfig, ...), for offline validation of
+// what deploy/ and the compositions hold of its kinds.
+func ProviderKubernetesCRDs(t testing.TB) string {
+	return tool(t, "provider-kubernetes-crds", "PROVIDER_KUBERNETES_CRDS")
 }

@@ -12,6 +12,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 	"sigs.k8s.io/yaml"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/internal/xptools"
 )
 
@@ -258,17 +259,62 @@ func TestPhasedStatefulSetHealth(t *testing.T) {
 	}
 }
 
-// TestEveryClaimKindHasAHealthCheck keeps the checks in step with the API.
+func TestPhasedRolloutHealth(t *testing.T) {
+	script := scripts(t)["resource.customizations.health.sts.plus_PhasedRollout"]
+	managed := `{type: PartitionManaged, status: "True", reason: Managed, message: "provider-kubernetes/x alone sets the partition"}`
+	cases := map[string]struct {
+		obj  string
+		want health
+	}{
+		"NoStatus": {obj: `{}`, want: health{"Progressing", "Waiting for the phased rollout to report status"}},
+		"Updated": {
+			obj:  `{metadata: {generation: 1}, status: {observedGeneration: 1, conditions: [{type: Updated, status: "True", reason: Updated, message: "every pod runs revision web-1"}, ` + managed + `]}}`,
+			want: health{"Healthy", "every pod runs revision web-1"},
+		},
+		"UpdatedNotYetApplied": {
+			obj:  `{status: {conditions: [{type: Updated, status: "True", reason: Updated, message: "every pod runs revision web-1"}, {type: PartitionManaged, status: "False", reason: Pending, message: "waiting for provider-kubernetes"}]}}`,
+			want: health{"Progressing", "waiting for provider-kubernetes"},
+		},
+		"Rolling": {
+			obj:  `{metadata: {generation: 2}, status: {observedGeneration: 1, conditions: [{type: Updated, status: "False", reason: Rolling, message: "rolling out revision web-2"}, ` + managed + `]}}`,
+			want: health{"Progressing", "generation 2 is not fully in effect yet (observedGeneration 1): rolling out revision web-2"},
+		},
+		"TargetNotFound": {
+			obj:  `{status: {conditions: [{type: Updated, status: "False", reason: TargetNotFound, message: "StatefulSet sample/web not found"}]}}`,
+			want: health{"Degraded", "StatefulSet sample/web not found"},
+		},
+		"OnDelete": {
+			obj:  `{status: {conditions: [{type: Updated, status: "False", reason: OnDeleteStrategy, message: "has updateStrategy.type OnDelete"}]}}`,
+			want: health{"Degraded", "has updateStrategy.type OnDelete"},
+		},
+		"Conflict": {
+			obj:  `{status: {conditions: [{type: Updated, status: "True", reason: Updated, message: "every pod runs revision web-1"}, {type: PartitionManaged, status: "False", reason: ConflictingFieldManager, message: "field manager \"helm\" also set the partition"}]}}`,
+			want: health{"Degraded", `field manager "helm" also set the partition`},
+		},
+		"StandardRollingUpdate": {
+			obj:  `{status: {conditions: [{type: Updated, status: "True", reason: Suspended, message: "standardRollingUpdate is true"}, ` + managed + `]}}`,
+			want: health{"Suspended", "standardRollingUpdate is true"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, evaluate(t, script, tc.obj)); diff != "" {
+				t.Errorf("health (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestEveryClaimKindHasAHealthCheck keeps the checks in step with the API:
+// one per claim kind of v1alpha1.Composites, and no other.
 func TestEveryClaimKindHasAHealthCheck(t *testing.T) {
 	got := map[string]bool{}
 	for k := range scripts(t) {
 		got[k] = true
 	}
-	want := map[string]bool{
-		"resource.customizations.health.compute.firebolt.io_FireboltEngine":      true,
-		"resource.customizations.health.compute.firebolt.io_FireboltInstance":    true,
-		"resource.customizations.health.compute.firebolt.io_FireboltEngineClass": true,
-		"resource.customizations.health.apps.firebolt.io_PhasedStatefulSet":      true,
+	want := map[string]bool{}
+	for _, k := range v1alpha1.Composites {
+		want["resource.customizations.health."+k.Group+"_"+k.Claim] = true
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("health checks (-want +got):\n%s", diff)

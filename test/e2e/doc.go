@@ -44,6 +44,19 @@
 //     package runtime: for each active FunctionRevision it publishes the TLS
 //     server Secret and the endpoint 127.0.0.1:9443, and RuntimeHealthy from a
 //     real mTLS handshake with the function process.
+//   - provider-kubernetes, the Configuration's other dependency, as a user
+//     with a mirror installs it: its package (built from its module's
+//     package/) is pushed to 127.0.0.1:5000/crossplane-contrib, and an
+//     ImageConfig's rewriteImage sends Crossplane there while crossplane.yaml
+//     keeps naming xpkg.crossplane.io. The harness plays the runtime for its
+//     ProviderRevision (harness/provider.go: the runtime config deploy/
+//     selects, TLS Secrets, webhook Service, a replica-less Deployment whose
+//     service account the RBAC manager binds) and runs the provider binary,
+//     as that service account, in a network namespace of its own under a
+//     bridge (harness/bridge.go): it binds :8080 and :9443, which the RBAC
+//     manager and the function hold here. The ProviderConfig "default"
+//     hands it the same identity as a kubeconfig Secret (no pod, so no
+//     InjectedIdentity).
 //   - harness.FakePods: one HTTP server per pod IP on :9090 serving
 //     firebolt_running_queries and firebolt_suspended_queries, idle unless a
 //     test makes a pod busy, failing (500), hanging, or down. pods/proxy

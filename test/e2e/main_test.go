@@ -37,8 +37,11 @@ var cp *harness.Cluster
 // new network namespace and exits with that copy's status. The copy sets up
 // the namespace's loopback, starts the stack, runs the scenarios and stops
 // the stack. Both copies get the same test flags, so -run, -v and -count
-// work as usual.
+// work as usual. The harness also runs this binary as the bridge of a
+// program it gives a network namespace of its own (provider-kubernetes),
+// which never gets as far as the tests.
 func TestMain(m *testing.M) {
+	harness.MaybeRunBridge()
 	if harness.InNetns() {
 		os.Exit(inside(m))
 	}

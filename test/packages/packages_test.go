@@ -102,10 +102,12 @@ func TestPackagesAreReproducibleAndPush(t *testing.T) {
 			"CompositeResourceDefinition/xfireboltengineclasses.compute.firebolt.io",
 			"CompositeResourceDefinition/xfireboltengines.compute.firebolt.io",
 			"CompositeResourceDefinition/xfireboltinstances.compute.firebolt.io",
+			"CompositeResourceDefinition/xphasedrollouts.sts.plus",
 			"CompositeResourceDefinition/xphasedstatefulsets.apps.firebolt.io",
 			"Composition/xfireboltengineclasses.compute.firebolt.io",
 			"Composition/xfireboltengines.compute.firebolt.io",
 			"Composition/xfireboltinstances.compute.firebolt.io",
+			"Composition/xphasedrollouts.sts.plus",
 			"Composition/xphasedstatefulsets.apps.firebolt.io",
 			"Configuration/configuration-firebolt",
 		}
@@ -116,6 +118,15 @@ func TestPackagesAreReproducibleAndPush(t *testing.T) {
 		// every Composition calls the name Crossplane installs it under.
 		if !strings.Contains(pkgYAML, "package: "+reg+"/function-firebolt") {
 			t.Errorf("Configuration does not depend on %s/function-firebolt:\n%s", reg, pkgYAML)
+		}
+		// provider-kubernetes is published upstream, whatever the registry
+		// the product is built for: a mirror is the cluster's business
+		// (an ImageConfig's rewriteImage), never the package's.
+		if !strings.Contains(pkgYAML, "package: xpkg.crossplane.io/crossplane-contrib/provider-kubernetes\n") {
+			t.Errorf("Configuration does not depend on xpkg.crossplane.io/crossplane-contrib/provider-kubernetes:\n%s", pkgYAML)
+		}
+		if n := strings.Count(pkgYAML, "kind: Provider\n") + strings.Count(pkgYAML, "kind: Function\n"); n != 2 {
+			t.Errorf("Configuration has %d dependencies, want 2 (the function and provider-kubernetes):\n%s", n, pkgYAML)
 		}
 		if n, want := strings.Count(pkgYAML, "name: firebolt-db-function-firebolt"), len(v1alpha1.Composites); n != want {
 			t.Errorf("%d Compositions reference firebolt-db-function-firebolt, want %d", n, want)

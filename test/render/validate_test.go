@@ -2,6 +2,7 @@ package render
 
 import (
 	"errors"
+	"io/fs"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,14 +13,16 @@ import (
 
 // schemas is the extensions argument of crossplane resource validate: our
 // XRDs, the function's input CRD (so each Composition step's input is
-// checked), and Crossplane's own CRDs (Compositions, Functions, Usages,
-// runtime configs). Native kinds need nothing.
+// checked), Crossplane's own CRDs (Compositions, Functions, Usages, runtime
+// configs) and provider-kubernetes's (the ProviderConfig in deploy/, the
+// Objects PhasedRollout composes). Native kinds need nothing.
 func schemas(t *testing.T) string {
 	root := xptools.Root()
 	return strings.Join([]string{
 		filepath.Join(root, "apis", "definitions"),
 		filepath.Join(root, "package", "input"),
 		xptools.CrossplaneCRDs(t),
+		xptools.ProviderKubernetesCRDs(t),
 	}, ",")
 }
 
@@ -54,7 +57,21 @@ func TestValidateManifests(t *testing.T) {
 	// apis/testdata/original-shapes holds claims that set the same fields as
 	// the original operator's examples (its engine class with auto-stop
 	// among them).
-	resources := strings.Join([]string{"examples/claims", "examples/phased", "apis/definitions", "composition", "deploy", "examples/functions.yaml", "apis/testdata/original-shapes"}, ",")
+	// examples/phased/sample is a kustomization (the seed's samples):
+	// its kustomization files are kubectl's, not objects to validate.
+	var phased []string
+	err := filepath.WalkDir(filepath.Join(root, "examples", "phased"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == "kustomization.yaml" || filepath.Ext(p) != ".yaml" {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		phased = append(phased, rel)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resources := strings.Join(append([]string{"examples/claims", "apis/definitions", "composition", "deploy", "examples/functions.yaml", "apis/testdata/original-shapes"}, phased...), ",")
 	validate(t, root, xptools.Crossplane(t), schemas(t), resources)
 }
 
@@ -100,9 +117,9 @@ func TestValidateRejectsBrokenExamples(t *testing.T) {
 			file: "phased-url-credentials.yaml",
 			want: []string{"spec.check.query.url", "must not carry credentials"},
 		},
-		"PhasedURLWithoutScheme": {
-			file: "phased-url-no-scheme.yaml",
-			want: []string{"spec.check.query.url", "must be an absolute http or https URL"},
+		"PhasedURLNotHTTP": {
+			file: "phased-url-not-http.yaml",
+			want: []string{"spec.check.query.url", "must be an http or https URL with a host"},
 		},
 		"AutoStopIdleAboveActive": {
 			file: "autostop-idle-above-active.yaml",

@@ -70,6 +70,13 @@ type InputSpec struct {
 	// can widen this; a claim cannot.
 	// +optional
 	PodSecurity PodSecurity `json:"podSecurity,omitempty"`
+
+	// KubernetesProviderConfig names the provider-kubernetes ProviderConfig
+	// of the Objects a PhasedRollout composes to set its target's
+	// partition. Default "default".
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	KubernetesProviderConfig string `json:"kubernetesProviderConfig,omitempty"`
 }
 
 // PodSecurity is the platform operator's allow-list for what a claim's pod

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
@@ -58,6 +59,10 @@ const (
 	// unnoticed, and each timed call costs the API server a request per
 	// composed object.
 	DefaultStableTTL = 30 * time.Minute
+
+	// DefaultKubernetesProviderConfig is the ProviderConfig
+	// provider-kubernetes falls back to, which deploy/ creates.
+	DefaultKubernetesProviderConfig = "default"
 )
 
 // Resolved is an Input with every default applied and every value checked.
@@ -77,6 +82,10 @@ type Resolved struct {
 	// PodSecurity is the input's allow-list, checked; empty lists stay
 	// nil.
 	PodSecurity PodSecurity
+
+	// KubernetesProviderConfig is the ProviderConfig of PhasedRollout's
+	// provider-kubernetes Objects.
+	KubernetesProviderConfig string
 }
 
 // ResolvedScrape holds the scrape bounds with defaults applied.
@@ -119,7 +128,14 @@ func (in *Input) Resolve() (Resolved, error) {
 			Concurrency:          DefaultConcurrency,
 			MaxConcurrentScrapes: DefaultMaxConcurrentScrapes,
 		},
-		StableTTL: duration(&errs, spec.Child("stableTTL"), s.StableTTL, DefaultStableTTL),
+		StableTTL:                duration(&errs, spec.Child("stableTTL"), s.StableTTL, DefaultStableTTL),
+		KubernetesProviderConfig: DefaultKubernetesProviderConfig,
+	}
+	if pc := s.KubernetesProviderConfig; pc != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(pc) {
+			errs = append(errs, field.Invalid(spec.Child("kubernetesProviderConfig"), pc, msg))
+		}
+		r.KubernetesProviderConfig = pc
 	}
 	r.PodSecurity, errs = podSecurity(s.PodSecurity, spec.Child("podSecurity"), errs)
 

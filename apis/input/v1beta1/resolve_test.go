@@ -25,10 +25,11 @@ func defaults() Resolved {
 			Postgres:  "postgres:16-alpine",
 			WakeAgent: "ghcr.io/firebolt-db/function-firebolt:v0.1.0",
 		},
-		EngineResourceBounds: corev1.ResourceList{},
-		MetricScrapeMode:     v1alpha1.MetricScrapeModeApiserverProxy,
-		Scrape:               ResolvedScrape{PodTimeout: 2 * time.Second, OverallTimeout: 10 * time.Second, MaxBodyBytes: 1048576, Concurrency: 16, MaxConcurrentScrapes: 64},
-		StableTTL:            30 * time.Minute,
+		EngineResourceBounds:     corev1.ResourceList{},
+		MetricScrapeMode:         v1alpha1.MetricScrapeModeApiserverProxy,
+		Scrape:                   ResolvedScrape{PodTimeout: 2 * time.Second, OverallTimeout: 10 * time.Second, MaxBodyBytes: 1048576, Concurrency: 16, MaxConcurrentScrapes: 64},
+		StableTTL:                30 * time.Minute,
+		KubernetesProviderConfig: "default",
 	}
 }
 
@@ -76,10 +77,11 @@ func TestResolve(t *testing.T) {
 					Postgres:  "postgres:16-alpine",
 					WakeAgent: "registry.example.com/firebolt/function-firebolt:v9",
 				},
-				EngineResourceBounds: ResourceBounds{MaxCPU: q("8"), MaxMemory: q("32Gi"), MaxEphemeralStorage: q("0")},
-				MetricScrapeMode:     "PodIP",
-				Scrape:               Scrape{PodTimeout: d("500ms"), OverallTimeout: d("500ms"), MaxBodyBytes: ptr.To(int64(4096)), Concurrency: ptr.To(int32(1)), MaxConcurrentScrapes: ptr.To(int32(500))},
-				StableTTL:            d("30s"),
+				EngineResourceBounds:     ResourceBounds{MaxCPU: q("8"), MaxMemory: q("32Gi"), MaxEphemeralStorage: q("0")},
+				MetricScrapeMode:         "PodIP",
+				Scrape:                   Scrape{PodTimeout: d("500ms"), OverallTimeout: d("500ms"), MaxBodyBytes: ptr.To(int64(4096)), Concurrency: ptr.To(int32(1)), MaxConcurrentScrapes: ptr.To(int32(500))},
+				StableTTL:                d("30s"),
+				KubernetesProviderConfig: "provider-kubernetes-tenants",
 			}},
 			want: Resolved{
 				Images: Images{
@@ -90,10 +92,11 @@ func TestResolve(t *testing.T) {
 					Postgres:  "postgres:16-alpine",
 					WakeAgent: "registry.example.com/firebolt/function-firebolt:v9",
 				},
-				EngineResourceBounds: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi")},
-				MetricScrapeMode:     v1alpha1.MetricScrapeModePodIP,
-				Scrape:               ResolvedScrape{PodTimeout: 500 * time.Millisecond, OverallTimeout: 500 * time.Millisecond, MaxBodyBytes: 4096, Concurrency: 1, MaxConcurrentScrapes: 500},
-				StableTTL:            30 * time.Second,
+				EngineResourceBounds:     corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi")},
+				MetricScrapeMode:         v1alpha1.MetricScrapeModePodIP,
+				Scrape:                   ResolvedScrape{PodTimeout: 500 * time.Millisecond, OverallTimeout: 500 * time.Millisecond, MaxBodyBytes: 4096, Concurrency: 1, MaxConcurrentScrapes: 500},
+				StableTTL:                30 * time.Second,
+				KubernetesProviderConfig: "provider-kubernetes-tenants",
 			},
 		},
 		"PodTimeoutAlone": {
@@ -110,6 +113,11 @@ func TestResolve(t *testing.T) {
 			reason: "Durations must be positive.",
 			in:     &Input{Spec: InputSpec{StableTTL: d("0s")}},
 			err:    `spec.stableTTL: Invalid value: "0s": must be positive`,
+		},
+		"ProviderConfigNotAName": {
+			reason: "The ProviderConfig must be a name Kubernetes accepts.",
+			in:     &Input{Spec: InputSpec{KubernetesProviderConfig: "Default Config"}},
+			err:    `spec.kubernetesProviderConfig: Invalid value: "Default Config": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
 		},
 		"NegativeDurations": {
 			reason: "Every invalid field is reported, each with its path; invalid timeouts are not also compared.",

@@ -57,6 +57,11 @@ type Cluster struct {
 	bg     sync.WaitGroup
 
 	xp *crossplaneState
+	// prov is provider-kubernetes's runtime, guarded by mu.
+	prov providerState
+	// forwards are the stack's ends of the provider's bridge, guarded by
+	// mu; Stop closes them once every process has stopped.
+	forwards []*forwarder
 
 	wrap func(http.RoundTripper) http.RoundTripper
 }
@@ -74,8 +79,10 @@ func WithTransport(wrap func(http.RoundTripper) http.RoundTripper) Option {
 
 // Start brings up the whole stack in dir: the control plane, Crossplane with
 // the External package runtime, the function, the loopback registry with
-// both packages pushed, and the installed Configuration. It returns once the
-// Configuration and its Function are healthy. Progress goes to log.
+// the packages pushed, the installed Configuration, and provider-kubernetes,
+// its other dependency. It returns once the Configuration, its Function and
+// the Provider are healthy and the Provider's ProviderConfig exists.
+// Progress goes to log.
 func Start(ctx context.Context, tools *Tools, dir string, log io.Writer, opts ...Option) (*Cluster, error) {
 	for _, d := range []string{"logs", "etcd", "xpkg-cache"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
@@ -105,6 +112,7 @@ func Start(ctx context.Context, tools *Tools, dir string, log io.Writer, opts ..
 		{"Crossplane", c.startCrossplane},
 		{"deploy/ manifests and the function", c.startFunction},
 		{"registry and packages", c.installPackages},
+		{"provider-kubernetes", c.startProviderKubernetes},
 	}
 	start := time.Now()
 	for _, s := range steps {
@@ -120,10 +128,19 @@ func Start(ctx context.Context, tools *Tools, dir string, log io.Writer, opts ..
 	return c, nil
 }
 
-// Stop ends every process in reverse start order and the background loops.
+// Stop ends every process in reverse start order, then the forwards to
+// the provider's namespace (so the provider stops with its connections
+// intact) and the background loops.
 func (c *Cluster) Stop() {
 	c.cancel()
 	c.procs.stopAll()
+	c.mu.Lock()
+	fws := c.forwards
+	c.forwards = nil
+	c.mu.Unlock()
+	for _, fw := range fws {
+		fw.Close()
+	}
 	c.bg.Wait()
 }
 
@@ -138,7 +155,8 @@ func (c *Cluster) tails(lines int) string {
 
 // Process returns one of the stack's processes by name: etcd,
 // kube-apiserver, kube-controller-manager, kube-scheduler, kwok, crossplane,
-// function.
+// crossplane-rbac-manager, function, provider-kubernetes (ProviderProcess:
+// its bridge, whose child is the provider).
 func (c *Cluster) Process(name string) *Process { return c.procs.get(name) }
 
 // Processes returns every process, in start order.

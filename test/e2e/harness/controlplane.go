@@ -258,15 +258,25 @@ func (c *Cluster) addNode(ctx context.Context) error {
 // writeKubeconfig writes a kubeconfig for one user of the API server at
 // server.
 func writeKubeconfig(path, server string, ca []byte, user string, auth *clientcmdapi.AuthInfo) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return errors.Wrapf(err, "cannot create the directory of %s", path)
+	}
+	return errors.Wrapf(clientcmd.WriteToFile(*kubeconfig(server, ca, user, auth), path), "cannot write %s", path)
+}
+
+// kubeconfigBytes is writeKubeconfig's content.
+func kubeconfigBytes(server string, ca []byte, user string, auth *clientcmdapi.AuthInfo) ([]byte, error) {
+	b, err := clientcmd.Write(*kubeconfig(server, ca, user, auth))
+	return b, errors.Wrap(err, "cannot encode a kubeconfig")
+}
+
+func kubeconfig(server string, ca []byte, user string, auth *clientcmdapi.AuthInfo) *clientcmdapi.Config {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["firebolt-e2e"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
 	cfg.AuthInfos[user] = auth
 	cfg.Contexts["firebolt-e2e"] = &clientcmdapi.Context{Cluster: "firebolt-e2e", AuthInfo: user}
 	cfg.CurrentContext = "firebolt-e2e"
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return errors.Wrapf(err, "cannot create the directory of %s", path)
-	}
-	return errors.Wrapf(clientcmd.WriteToFile(*cfg, path), "cannot write %s", path)
+	return cfg
 }
 
 // HoldLabel keeps a pod Pending, never Ready, for as long as it carries the

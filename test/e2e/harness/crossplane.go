@@ -160,7 +160,7 @@ func (c *Cluster) startCrossplaneProcess(kubeconfig, serverDir string) error {
 		"METRICS_PORT=8085", // The RBAC manager holds controller-runtime's default :8080.
 		"HEALTH_PROBE_PORT=8081",
 	)
-	err := c.procs.start("crossplane", c.Tools.CrossplaneCore, []string{"core", "start", "--debug", "--poll-interval=" + CrossplanePollInterval}, env...)
+	err := c.procs.start("crossplane", c.Tools.CrossplaneCore, []string{"core", "start", flagDebug, "--poll-interval=" + CrossplanePollInterval}, env...)
 	return err
 }
 
@@ -185,7 +185,7 @@ func (c *Cluster) functionCerts() error {
 		return err
 	}
 	c.xp.fnServer = kp
-	return writeFiles(c.xp.fnDir, map[string][]byte{"tls.crt": kp.Cert, "tls.key": kp.Key, "ca.crt": c.xp.ca.Cert})
+	return writeFiles(c.xp.fnDir, tlsData(kp, c.xp.ca.Cert))
 }
 
 // startFunction applies deploy/ as a user would, gives the function a
@@ -203,7 +203,7 @@ func (c *Cluster) startFunction(ctx context.Context) error {
 		return err
 	}
 	err := c.procs.start("function", c.Tools.Function, []string{
-		"--debug", "--address=" + FunctionAddress, "--tls-certs-dir=" + c.xp.fnDir, "--metrics-address=" + FunctionMetricsAddress,
+		flagDebug, "--address=" + FunctionAddress, "--tls-certs-dir=" + c.xp.fnDir, "--metrics-address=" + FunctionMetricsAddress,
 	}, "KUBECONFIG="+kubeconfig)
 	if err != nil {
 		return err
@@ -230,6 +230,16 @@ func (c *Cluster) WaitFunctionServing(ctx context.Context) error {
 // serviceAccountKubeconfig writes a kubeconfig that authenticates as a
 // service account with a token the API server issues for it.
 func (c *Cluster) serviceAccountKubeconfig(ctx context.Context, ns, name, path string) error {
+	token, err := c.serviceAccountToken(ctx, ns, name)
+	if err != nil {
+		return err
+	}
+	return writeKubeconfig(path, apiServerURL, c.pki.CA.Cert, ns+"-"+name, &clientcmdapi.AuthInfo{Token: token})
+}
+
+// serviceAccountToken is a token the API server issues for a service
+// account, valid for a week.
+func (c *Cluster) serviceAccountToken(ctx context.Context, ns, name string) (string, error) {
 	var token string
 	err := Wait(ctx, 30*time.Second, "a token for ServiceAccount "+ns+"/"+name, func(ctx context.Context) (bool, string, error) {
 		exp := int64(7 * 24 * 3600)
@@ -243,10 +253,7 @@ func (c *Cluster) serviceAccountKubeconfig(ctx context.Context, ns, name, path s
 		token = tr.Status.Token
 		return true, "", nil
 	})
-	if err != nil {
-		return err
-	}
-	return writeKubeconfig(path, apiServerURL, c.pki.CA.Cert, ns+"-"+name, &clientcmdapi.AuthInfo{Token: token})
+	return token, err
 }
 
 // RestartCrossplane starts Crossplane again after Kill or Stop, with the

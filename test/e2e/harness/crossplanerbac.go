@@ -75,7 +75,7 @@ func (c *Cluster) crossplaneIdentity(ctx context.Context) (string, error) {
 	}
 	// The RBAC manager grants Crossplane each XRD's kinds. In a cluster it
 	// runs with its own, broader role; admin stands in for that here.
-	if err := c.procs.start("crossplane-rbac-manager", c.Tools.CrossplaneCore, []string{"rbac", "start", "--debug"}, "KUBECONFIG="+c.Kubeconfig); err != nil {
+	if err := c.procs.start("crossplane-rbac-manager", c.Tools.CrossplaneCore, []string{"rbac", "start", flagDebug}, "KUBECONFIG="+c.Kubeconfig); err != nil {
 		return "", err
 	}
 	kubeconfig := c.path("crossplane-kubeconfig")

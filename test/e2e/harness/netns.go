@@ -51,33 +51,34 @@ func NetnsCommand(args []string, env ...string) *exec.Cmd {
 	// since deleted.
 	cmd := exec.Command("/proc/self/exe", args...) //nolint:noctx // Its lifetime is Pdeathsig and the caller's SIGTERM, never a context's SIGKILL.
 	cmd.Env = append(append(os.Environ(), EnvInNetns+"=1"), env...)
-	attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
+	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	inNewNetns(attr)
+	cmd.SysProcAttr = attr
+	return cmd
+}
+
+// inNewNetns makes a child start in a new network namespace: a plain
+// CLONE_NEWNET as root (also as the root of the user namespace the harness
+// itself may run in), else with a user namespace in which it is root.
+func inNewNetns(attr *syscall.SysProcAttr) {
+	attr.Cloneflags |= syscall.CLONE_NEWNET
 	if os.Geteuid() != 0 {
 		attr.Cloneflags |= syscall.CLONE_NEWUSER
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
 		attr.GidMappingsEnableSetgroups = false
 	}
-	cmd.SysProcAttr = attr
-	return cmd
 }
 
 // SetupLoopback brings the namespace's loopback up and puts the pod and
 // service ranges on it. An address with a prefix on lo makes the kernel
 // treat the whole prefix as local, so any pod IP can be bound.
 func SetupLoopback() error {
-	lo, err := net.InterfaceByName("lo")
-	if err != nil {
-		return errors.Wrap(err, "cannot find the loopback device")
-	}
-	nl, err := newNetlink()
+	lo, nl, err := loopbackUp()
 	if err != nil {
 		return err
 	}
 	defer nl.close()
-	if err := nl.linkUp(lo.Index); err != nil {
-		return err
-	}
 	for _, cidr := range []string{PodCIDR, ServiceCIDR} {
 		ip, n, err := net.ParseCIDR(cidr)
 		if err != nil {
@@ -92,6 +93,24 @@ func SetupLoopback() error {
 		}
 	}
 	return nil
+}
+
+// loopbackUp brings the namespace's loopback up and returns it with the
+// netlink socket that did, which the caller closes.
+func loopbackUp() (*net.Interface, *netlinkSock, error) {
+	lo, err := net.InterfaceByName("lo")
+	if err != nil {
+		return nil, nil, errors.Wrap(err, "cannot find the loopback device")
+	}
+	nl, err := newNetlink()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := nl.linkUp(lo.Index); err != nil {
+		nl.close()
+		return nil, nil, err
+	}
+	return lo, nl, nil
 }
 
 // netlinkSock speaks just enough rtnetlink to bring a link up and add an

@@ -45,10 +45,13 @@ var (
 )
 
 // installPackages serves an OCI registry on loopback, pushes both packages
-// with `crossplane xpkg push`, installs the Configuration with `crossplane
-// xpkg install` (Crossplane resolves and installs the Function it depends
-// on), plays the package runtime for that Function, and waits until both
-// packages are healthy and the claim kinds are served.
+// with `crossplane xpkg push` and mirrors provider-kubernetes there
+// (mirrorProvider), installs the Configuration with `crossplane xpkg
+// install` (Crossplane resolves and installs the Function and the Provider
+// it depends on), plays the package runtime for that Function and that
+// Provider, and waits until the Configuration and the Function are healthy
+// and the claim kinds are served. startProviderKubernetes then runs the
+// provider.
 func (c *Cluster) installPackages(ctx context.Context) error {
 	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", RegistryAddr)
 	if err != nil {
@@ -77,6 +80,10 @@ func (c *Cluster) installPackages(ctx context.Context) error {
 		if _, err := runOnce(ctx, c.Dir, env, c.Tools.Crossplane, "xpkg", "push", "-f", file, ref); err != nil {
 			return errors.Wrapf(err, "cannot push %s", ref)
 		}
+	}
+
+	if err := c.mirrorProvider(ctx, env); err != nil {
+		return err
 	}
 
 	c.bg.Add(1)
@@ -158,39 +165,45 @@ func (c *Cluster) FunctionName() string {
 }
 
 // playRuntime is the package runtime controller Crossplane's External
-// runtime expects someone else to be: for every active revision of our
-// Function it publishes the TLS server Secret and the endpoint the function
-// listens on, and reports RuntimeHealthy from a real mTLS handshake with
-// the function process, as a Deployment's availability would.
+// runtime expects someone else to be, for our Function's revisions and
+// provider-kubernetes's (playProviderRevisions), every second.
 func (c *Cluster) playRuntime(ctx context.Context) {
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		c.playFunctionRevisions(ctx)
+		c.playProviderRevisions(ctx)
+	}, time.Second)
+}
+
+// playFunctionRevisions publishes, for every active revision of our
+// Function, the TLS server Secret and the endpoint the function listens on,
+// and reports RuntimeHealthy from a real mTLS handshake with the function
+// process, as a Deployment's availability would.
+func (c *Cluster) playFunctionRevisions(ctx context.Context) {
 	ri, err := c.Resource(FunctionRevisionGVK, "")
 	if err != nil {
-		c.logf("runtime: %v", err)
 		return
 	}
-	wait.UntilWithContext(ctx, func(ctx context.Context) {
-		l, err := ri.List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return
+	l, err := ri.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	for i := range l.Items {
+		rev := &l.Items[i]
+		image, _, _ := unstructured.NestedString(rev.Object, "spec", "image")
+		if !strings.HasPrefix(image, Registry+"/function-firebolt") {
+			continue
 		}
-		for i := range l.Items {
-			rev := &l.Items[i]
-			image, _, _ := unstructured.NestedString(rev.Object, "spec", "image")
-			if !strings.HasPrefix(image, Registry+"/function-firebolt") {
-				continue
-			}
-			name := rev.GetLabels()["pkg.crossplane.io/package"]
-			c.mu.Lock()
-			c.fnName = name
-			c.mu.Unlock()
-			if state, _, _ := unstructured.NestedString(rev.Object, "spec", "desiredState"); state != "Active" {
-				continue
-			}
-			if err := c.reconcileRevision(ctx, ri, rev, name); err != nil && !kerrors.IsConflict(err) {
-				c.logf("runtime: revision %s: %v", rev.GetName(), err)
-			}
+		name := rev.GetLabels()["pkg.crossplane.io/package"]
+		c.mu.Lock()
+		c.fnName = name
+		c.mu.Unlock()
+		if state, _, _ := unstructured.NestedString(rev.Object, "spec", "desiredState"); state != "Active" {
+			continue
 		}
-	}, time.Second)
+		if err := c.reconcileRevision(ctx, ri, rev, name); err != nil && !kerrors.IsConflict(err) {
+			c.logf("runtime: revision %s: %v", rev.GetName(), err)
+		}
+	}
 }
 
 func (c *Cluster) reconcileRevision(ctx context.Context, ri dynamic.ResourceInterface, rev *unstructured.Unstructured, fn string) error {
@@ -198,7 +211,7 @@ func (c *Cluster) reconcileRevision(ctx context.Context, ri dynamic.ResourceInte
 	if _, err := c.Kube.CoreV1().Secrets(CrossplaneNamespace).Get(ctx, secret, metav1.GetOptions{}); kerrors.IsNotFound(err) {
 		s := &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: CrossplaneNamespace},
-			Data:       map[string][]byte{"tls.crt": c.xp.fnServer.Cert, "tls.key": c.xp.fnServer.Key, "ca.crt": c.xp.ca.Cert},
+			Data:       tlsData(c.xp.fnServer, c.xp.ca.Cert),
 		}
 		if _, err := c.Kube.CoreV1().Secrets(CrossplaneNamespace).Create(ctx, s, metav1.CreateOptions{}); err != nil && !kerrors.IsAlreadyExists(err) {
 			return err
@@ -229,16 +242,9 @@ func (c *Cluster) handshake(ctx context.Context) error {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(c.xp.ca.Cert)
-	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 2 * time.Second}, Config: &tls.Config{
+	return tlsHandshake(ctx, FunctionAddress, &tls.Config{
 		Certificates: []tls.Certificate{cert}, RootCAs: pool, NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12,
-	}}
-	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	conn, err := d.DialContext(hctx, "tcp", FunctionAddress)
-	if err != nil {
-		return err
-	}
-	return conn.Close()
+	})
 }
 
 // Condition returns an object's status condition of type t; a missing one

@@ -15,6 +15,10 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 )
 
+// flagDebug turns on debug logging in every program of the stack that has
+// it: the logs are what a failed test has to go on.
+const flagDebug = "--debug"
+
 // stopGrace is how long a stopped process gets to exit after SIGTERM.
 const stopGrace = 15 * time.Second
 
@@ -27,6 +31,9 @@ type Process struct {
 	Args []string
 	Env  []string
 	Log  string
+	// NewNetns starts it in a network namespace of its own, holding only a
+	// loopback device it must bring up itself (the provider's bridge does).
+	NewNetns bool
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -58,6 +65,9 @@ func (p *Process) Start() error {
 	cmd.Env = append(os.Environ(), p.Env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if p.NewNetns {
+		inNewNetns(cmd.SysProcAttr)
+	}
 	if err := cmd.Start(); err != nil {
 		_ = f.Close()
 		return errors.Wrapf(err, "cannot start %s", p.Name)
@@ -207,10 +217,16 @@ func newProcs(logs string) *procs {
 }
 
 func (ps *procs) start(name, path string, args []string, env ...string) error {
-	p := &Process{Name: name, Path: path, Args: args, Env: env, Log: filepath.Join(ps.logs, name+".log")}
+	return ps.startProcess(&Process{Name: name, Path: path, Args: args, Env: env})
+}
+
+// startProcess starts p, logging to its name's log, and keeps it in start
+// order.
+func (ps *procs) startProcess(p *Process) error {
+	p.Log = filepath.Join(ps.logs, p.Name+".log")
 	ps.mu.Lock()
 	ps.order = append(ps.order, p)
-	ps.byName[name] = p
+	ps.byName[p.Name] = p
 	ps.mu.Unlock()
 	return p.Start()
 }

@@ -50,9 +50,18 @@ type Tools struct {
 	// webhook configurations are what `crossplane core init` installs.
 	CrossplaneModule string `json:"crossplaneModule"`
 
+	// ProviderKubernetes is provider-kubernetes's provider binary, and
+	// ProviderKubernetesCRDs its module's package/crds.
+	ProviderKubernetes     string `json:"providerKubernetes"`
+	ProviderKubernetesCRDs string `json:"providerKubernetesCRDs"`
+
 	Function             string `json:"function"`
 	FunctionPackage      string `json:"functionPackage"`
 	ConfigurationPackage string `json:"configurationPackage"`
+	// ProviderKubernetesPackage is provider-kubernetes's package, built
+	// from its module's package/ (no runtime image: the harness runs the
+	// binary itself).
+	ProviderKubernetesPackage string `json:"providerKubernetesPackage"`
 }
 
 // Root is the repository root.
@@ -61,8 +70,9 @@ func Root() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
 }
 
-// Prepare builds what is missing into the tools cache, then the function and
-// both packages into out. Progress goes to log.
+// Prepare builds what is missing into the tools cache, then the function,
+// both packages and provider-kubernetes's package into out. Progress goes to
+// log.
 func Prepare(ctx context.Context, out string, log io.Writer) (*Tools, error) {
 	root := Root()
 	t := &Tools{Root: root}
@@ -82,6 +92,8 @@ func Prepare(ctx context.Context, out string, log io.Writer) (*Tools, error) {
 		{"kwok", &t.KWOK},
 		{"kwok-stages", &t.KWOKStages},
 		{"prometheus", &t.Prometheus},
+		{"provider-kubernetes", &t.ProviderKubernetes},
+		{"provider-kubernetes-crds", &t.ProviderKubernetesCRDs},
 	}
 	for _, tool := range tools {
 		start := time.Now()
@@ -110,7 +122,33 @@ func Prepare(ctx context.Context, out string, log io.Writer) (*Tools, error) {
 	t.FunctionPackage = filepath.Join(pkgs, "function-firebolt-"+PackageVersion+".xpkg")
 	t.ConfigurationPackage = filepath.Join(pkgs, "configuration-firebolt-"+PackageVersion+".xpkg")
 	_, _ = fmt.Fprintf(log, "harness: built the function and both packages in %s\n", time.Since(start).Round(time.Second))
+	start = time.Now()
+	provider, err := buildProviderPackage(ctx, t, pkgs)
+	if err != nil {
+		return nil, err
+	}
+	t.ProviderKubernetesPackage = provider
+	_, _ = fmt.Fprintf(log, "harness: built the provider-kubernetes package in %s\n", time.Since(start).Round(time.Millisecond))
 	return t, nil
+}
+
+// buildProviderPackage builds provider-kubernetes's package from its
+// module's package/ (crossplane.yaml and the CRDs) with the pinned CLI, as
+// its own release builds it, without a runtime image.
+func buildProviderPackage(ctx context.Context, t *Tools, out string) (string, error) {
+	root := filepath.Dir(t.ProviderKubernetesCRDs)
+	if !strings.Contains(root, "/provider-kubernetes@"+ProviderKubernetesVersion+"/") {
+		return "", errors.Errorf("hack/tools.sh provider-kubernetes-crds printed %s, not provider-kubernetes %s's", t.ProviderKubernetesCRDs, ProviderKubernetesVersion)
+	}
+	examples := filepath.Join(out, ".no-examples")
+	if err := os.MkdirAll(examples, 0o755); err != nil {
+		return "", errors.Wrapf(err, "cannot create %s", examples)
+	}
+	file := filepath.Join(out, "provider-kubernetes-"+ProviderKubernetesVersion+".xpkg")
+	if _, err := runOnce(ctx, out, nil, t.Crossplane, "xpkg", "build", "--package-root="+root, "--examples-root="+examples, "-o", file); err != nil {
+		return "", errors.Wrap(err, "cannot build the provider-kubernetes package")
+	}
+	return file, nil
 }
 
 // toolPath runs hack/tools.sh, which builds the tool on first use and prints

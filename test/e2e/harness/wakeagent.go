@@ -50,7 +50,7 @@ func (c *Cluster) StartWakeAgent(ctx context.Context, pod *corev1.Pod, container
 	p := &Process{
 		Name: "wake-agent-" + pod.Namespace,
 		Path: c.Tools.Function,
-		Args: []string{"wake-agent", "--address=" + holdAddress, "--metrics-address=" + metricsAddress, "--debug"},
+		Args: []string{"wake-agent", "--address=" + holdAddress, "--metrics-address=" + metricsAddress, flagDebug},
 		Env:  []string{"KUBECONFIG=" + kubeconfig, "POD_NAMESPACE=" + pod.Namespace},
 		Log:  c.path("logs", "wake-agent-"+pod.Namespace+".log"),
 	}

@@ -51,11 +51,21 @@ const (
 	stackReadyFile = "stack-ready"
 )
 
+// The seed 004 sample (examples/phased/sample) runs in sampleNamespace and
+// checks against a Prometheus on samplePrometheus (examples/phased/sample/local).
+const (
+	sampleNamespace  = "sample"
+	samplePrometheus = "127.0.0.1:9090"
+)
+
 // upTimeout bounds `up` once the tools are built: starting the stack and
 // rolling the example engine out.
 const upTimeout = 10 * time.Minute
 
 func main() {
+	// The stack runs provider-kubernetes under a copy of this command (its
+	// network namespace's bridge).
+	harness.MaybeRunBridge()
 	if len(os.Args) < 2 {
 		usage()
 	}
@@ -185,16 +195,21 @@ func printUsage(dir string) error {
 	kc := filepath.Join(dir, kubeconfigFile)
 	fmt.Printf(`A local control plane is running: etcd, kube-apiserver, kube-controller-manager,
 kube-scheduler and KWOK (simulated node and pods), Crossplane v2.4.0 with
-configuration-firebolt and its function installed from .xpkg files, and the
-example instance, engine class and engine from examples/claims/ in namespace
-firebolt. The engine "demo" is Ready.
+configuration-firebolt and the packages it depends on installed from .xpkg
+files: its function, and provider-kubernetes %[4]s (mirrored into a loopback
+registry; it runs with server-side apply, and its ProviderConfig "%[5]s" is
+in place for the Objects PhasedRollouts compose). The example instance,
+engine class and engine from examples/claims/ are in namespace firebolt;
+the engine "demo" is Ready.
 
 Use it from this shell (any kubectl works; this one is v1.34.4):
 
   export KUBECONFIG=%[1]s
   alias kubectl=%[2]s
+  kubectl get configurations,functions,providers
   kubectl get fire,firengc,fireng -n firebolt
   kubectl get statefulsets,services,configmaps,pods -n firebolt -l firebolt.io/engine=demo
+  kubectl get objects.kubernetes.crossplane.io
 
 Watch a blue-green rollout. In one shell:
 
@@ -213,9 +228,16 @@ drains and deletes the old one:
 or edit examples/claims/engine.yaml and apply it with -n firebolt. The
 simulated engine pods report no running queries, so draining ends at once.
 
+Seed 004's phased rollout of a StatefulSet someone else owns (a Prometheus
+on %[6]s scrapes namespace %[7]s for its checks):
+
+  kubectl apply -k examples/phased/sample/local/
+  kubectl patch sts web -n sample --patch '{"spec":{"template":{"metadata":{"labels":{"trigger-rollout":"'$(date +%%s)'"}}}}}'
+  kubectl get phasedrollout phasedrollout-sample -o yaml -w -n sample
+
 Logs of every process: %[3]s
 Stop everything: make down
-`, kc, kubectl, filepath.Join(dir, stackDir, "logs"))
+`, kc, kubectl, filepath.Join(dir, stackDir, "logs"), harness.ProviderKubernetesVersion, harness.ProviderConfigName, samplePrometheus, sampleNamespace)
 	return nil
 }
 

@@ -117,6 +117,13 @@ func netns(dir string) error {
 	if err := applyExamples(sctx, c); err != nil {
 		return err
 	}
+	// The Prometheus examples/phased/sample/local checks against: it
+	// scrapes the pods of namespace sample, so up{} returns data.
+	prom, err := c.StartPrometheus(sctx, sampleNamespace, samplePrometheus)
+	if err != nil {
+		return err
+	}
+	defer prom.Stop()
 
 	sock := filepath.Join(dir, socketFile)
 	_ = os.Remove(sock)

@@ -49,6 +49,9 @@ type config struct {
 const maxEngines = 900
 
 func main() {
+	// The stack runs provider-kubernetes under a copy of this command (its
+	// network namespace's bridge), before any flag is parsed.
+	harness.MaybeRunBridge()
 	var cfg config
 	flag.IntVar(&cfg.engines, "n", 25, fmt.Sprintf("number of engines to create (1-%d)", maxEngines))
 	flag.DurationVar(&cfg.createTimeout, "create-timeout", 0, "bound on creating the engines until all are stable (default 3m + 4s per engine)")
