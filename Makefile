@@ -14,7 +14,8 @@ TOOLS := hack/tools.sh
 .PHONY: setup generate build test lint render goldens xpkg push clean up down scale perf
 
 ## setup: fetch modules and build the pinned tools once (Crossplane CLI v2.5.0, core v2.4.0, controller-gen,
-## etcd v3.6.5, Kubernetes v1.34.4, KWOK v0.8.0, Prometheus v3.7.3, provider-kubernetes v0.17.1, golangci-lint v2.15.0)
+## etcd v3.6.5, Kubernetes v1.34.4, KWOK v0.8.0, Prometheus v3.7.3, provider-kubernetes v0.17.1, cert-manager v1.21.1,
+## golangci-lint v2.15.0)
 ## into a cache outside the repo;
 ## cold 20-40 min, warm seconds
 setup:
@@ -28,6 +29,7 @@ setup:
 	$(TOOLS) kwok-stages >/dev/null
 	$(TOOLS) prometheus >/dev/null
 	$(TOOLS) provider-kubernetes >/dev/null
+	$(TOOLS) cert-manager >/dev/null
 	$(TOOLS) golangci-lint >/dev/null
 
 ## generate: regenerate deepcopy, XRDs, the input CRD and every registry-dependent file

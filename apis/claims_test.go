@@ -476,19 +476,24 @@ func TestInstanceClaims(t *testing.T) {
 			reason: "A disabled engineRegistration applies.",
 			kind:   kind, obj: i(setf("spec.metadata.engineRegistration", false)),
 		},
-		"AuthEnabled": {
-			reason: "Auth is not implemented.",
+		"AuthEnabledWithoutLocal": {
+			reason: "An enabled auth needs the local authorization server (apis/auth_test.go has the rest).",
 			kind:   kind, obj: i(setf("spec.auth.enabled", true)),
-			errors: []string{`spec.auth: Invalid value: spec.auth: authentication is not implemented yet by firebolt-crossplane; remove spec.auth or set spec.auth.enabled to false`},
+			errors: []string{`spec.auth: Invalid value: spec.auth.local is required when spec.auth.enabled is true`},
 		},
 		"AuthDisabled": {
 			reason: "A disabled auth applies.",
 			kind:   kind, obj: i(setf("spec.auth.enabled", false)),
 		},
-		"AuthLocal": {
-			reason: "Auth settings beyond enabled are unknown, not silently kept.",
-			kind:   kind, obj: i(setf("spec.auth", map[string]any{"enabled": false, "local": map[string]any{}})),
-			unknown: []string{"spec.auth.local"},
+		"AuthDisabledWithLocal": {
+			reason: "Settings of a disabled auth are refused, not silently ignored.",
+			kind:   kind, obj: i(setf("spec.auth", map[string]any{"enabled": false, "local": map[string]any{
+				"admin": map[string]any{"password": map[string]any{"name": "admin", "key": "password"}},
+			}})),
+			errors: []string{
+				`spec.auth.local: Invalid value: spec.auth.local.signingKeys is required: the keys engines sign tokens with`,
+				`spec.auth: Invalid value: spec.auth.local, spec.auth.oidc and spec.auth.preferredAuthorizationServer must be unset while spec.auth.enabled is false`,
+			},
 		},
 		"GatewayTLSEnabled": {
 			reason: "TLS is not implemented.",

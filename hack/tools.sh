@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds a pinned tool from its wrapper module (hack/tools/<name>) into a cache
-# folder outside the repository, keyed by the wrapper's go.mod/go.sum, and
-# prints the binary's path. A warm cache skips the build entirely.
+# folder outside the repository, keyed by the wrapper's go.mod/go.sum (and,
+# for a wrapper whose main is a program of ours, its Go files), and prints the
+# binary's path. A warm cache skips the build entirely.
 #
 #   hack/tools.sh crossplane       Crossplane CLI v2.5.0 (render, validate, xpkg)
 #   hack/tools.sh crossplane-core  Crossplane core v2.4.0 (render engine, controller)
@@ -16,6 +17,9 @@
 #   hack/tools.sh prometheus       Prometheus v3.7.3 (module v0.307.3; the server phased-rollout checks query in e2e)
 #   hack/tools.sh provider-kubernetes       provider-kubernetes v0.17.1 (its provider binary, cmd/provider)
 #   hack/tools.sh provider-kubernetes-crds  the directory of provider-kubernetes v0.17.1's CRDs (package/crds)
+#   hack/tools.sh cert-manager       cert-manager v1.21.1's controllers for Certificates, SelfSigned and CA issuers
+#                                    (hack/tools/cert-manager: our main over its exported pkg/controller; no webhook, no cainjector)
+#   hack/tools.sh cert-manager-crds  the directory of cert-manager v1.21.1's CRDs (deploy/crds)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,11 +48,21 @@ prometheus)      dir=prometheus; pkg=github.com/prometheus/prometheus/cmd/promet
 # has no version variable to stamp (-X of an absent symbol is a no-op).
 provider-kubernetes)      dir=provider-kubernetes; pkg=github.com/crossplane-contrib/provider-kubernetes/cmd/provider; version=v0.17.1 ;;
 provider-kubernetes-crds) dir=provider-kubernetes; pkg=; version=v0.17.1 ;;
-*) echo "usage: $0 crossplane|crossplane-core|crossplane-module|controller-gen|etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kwok|kwok-stages|golangci-lint|prometheus|provider-kubernetes|provider-kubernetes-crds" >&2; exit 2 ;;
+# cert-manager's controller command is a module of its own that the module
+# proxy does not serve; the wrapper's main runs the controllers its root
+# module exports, so the wrapper's Go files are part of the key.
+cert-manager)      dir=cert-manager; pkg=.; version=v1.21.1; own_main=1
+	version_pkg=github.com/cert-manager/cert-manager/pkg/util.AppVersion ;;
+cert-manager-crds) dir=cert-manager; pkg=; version=v1.21.1 ;;
+*) echo "usage: $0 crossplane|crossplane-core|crossplane-module|controller-gen|etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kwok|kwok-stages|golangci-lint|prometheus|provider-kubernetes|provider-kubernetes-crds|cert-manager|cert-manager-crds" >&2; exit 2 ;;
 esac
 
 mod="$root/hack/tools/$dir"
-key=$(cat "$mod/go.mod" "$mod/go.sum" | sha256sum | cut -c1-12)
+keyed=("$mod/go.mod" "$mod/go.sum")
+if [ -n "${own_main:-}" ]; then
+	keyed+=("$mod"/*.go)
+fi
+key=$(cat "${keyed[@]}" | sha256sum | cut -c1-12)
 
 case "$1" in
 kube-*|kubectl)
@@ -81,6 +95,12 @@ provider-kubernetes-crds)
 	src=$(cd "$mod" && go mod download github.com/crossplane-contrib/provider-kubernetes &&
 		go list -mod=readonly -m -f '{{.Dir}}' github.com/crossplane-contrib/provider-kubernetes)
 	echo "$src/package/crds"
+	exit 0
+	;;
+cert-manager-crds)
+	src=$(cd "$mod" && go mod download github.com/cert-manager/cert-manager &&
+		go list -mod=readonly -m -f '{{.Dir}}' github.com/cert-manager/cert-manager)
+	echo "$src/deploy/crds"
 	exit 0
 	;;
 kwok-stages)

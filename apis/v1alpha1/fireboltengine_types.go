@@ -188,6 +188,16 @@ type FireboltEngineStatus struct {
 	// engine that never had one.
 	// +optional
 	PhasedRollout *PhasedRolloutStatus `json:"phasedRollout,omitempty"`
+
+	// ObservedAuthHash is the hash of the authentication configuration the
+	// serving generation runs (its StatefulSet's firebolt.io/auth-hash),
+	// written only while the engine is stable or stopped and kept during a
+	// rollout; empty while it runs no authentication. The instance rotates
+	// its signing keys only once every engine reports the hash of the keys
+	// it gives them.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	ObservedAuthHash string `json:"observedAuthHash,omitempty"`
 }
 
 // AutoStopStatus is auto-stop's decision.

@@ -41,7 +41,8 @@ type FireboltInstanceSpec struct {
 	// Gateway configures the Envoy gateway; may be {}.
 	Gateway GatewaySpec `json:"gateway"`
 
-	// Auth is not implemented yet; only a disabled auth is accepted.
+	// Auth is engine authentication for the whole instance: the admin
+	// login, signing keys from cert-manager and OIDC providers.
 	// +optional
 	Auth *AuthSpec `json:"auth,omitempty"`
 
@@ -142,16 +143,6 @@ type GatewaySpec struct {
 	Template *corev1.PodTemplateSpec `json:"template,omitempty"`
 }
 
-// AuthSpec is instance-wide engine authentication. firebolt-crossplane does
-// not implement it yet, so only a disabled auth is accepted.
-// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !self.enabled",message="spec.auth: authentication is not implemented yet by firebolt-crossplane; remove spec.auth or set spec.auth.enabled to false"
-type AuthSpec struct {
-	// Enabled turns authentication on. Must be false.
-	// +kubebuilder:default=false
-	// +optional
-	Enabled bool `json:"enabled,omitempty"`
-}
-
 // TLSSpec configures TLS on the engine listeners and the gateway.
 type TLSSpec struct {
 	// Gateway is the gateway's client-facing listener.
@@ -231,6 +222,17 @@ type FireboltInstanceStatus struct {
 	// ready.
 	// +optional
 	GatewayEndpoint string `json:"gatewayEndpoint,omitempty"`
+
+	// Auth is the state of the signing keys; unset while auth was never
+	// enabled.
+	// +optional
+	Auth *AuthStatus `json:"auth,omitempty"`
+
+	// LastReconciled is when the status last changed (and, while
+	// Crossplane's circuit breaker for the instance is open, when it was
+	// last stamped to close it).
+	// +optional
+	LastReconciled *metav1.Time `json:"lastReconciled,omitempty"`
 }
 
 // XFireboltInstance is a Firebolt instance. Users apply its claim,

@@ -32,3 +32,41 @@ func RequiredSecret(req *fnv1.RunFunctionRequest, reqName, name string) (data ma
 	}
 	return s.Data, true, resolved, nil
 }
+
+// SecretFacts are what a composer may know of a required Secret: whether
+// Crossplane fetched and found it, its resourceVersion, and whether one
+// key holds a non-empty value. Never a value.
+type SecretFacts struct {
+	// Resolved is false until Crossplane has tried to fetch the Secret.
+	Resolved bool
+	// Found is false when the Secret does not exist.
+	Found bool
+	// ResourceVersion changes whenever the Secret is written.
+	ResourceVersion string
+	// KeyNonEmpty: the key asked about holds a non-empty value.
+	KeyNonEmpty bool
+}
+
+// RequiredSecretFacts reads SecretFacts of the Secret called name, and of
+// its key, from what Crossplane fetched for the requirement reqName. They
+// are read where they are in the request: nothing of the Secret is
+// converted, decoded or copied, so no value of it reaches the caller,
+// an error, a log or a response.
+func RequiredSecretFacts(req *fnv1.RunFunctionRequest, reqName, name, key string) SecretFacts {
+	rrs, resolved := req.GetRequiredResources()[reqName]
+	f := SecretFacts{Resolved: resolved}
+	for _, it := range rrs.GetItems() {
+		fields := it.GetResource().GetFields()
+		md := fields["metadata"].GetStructValue().GetFields()
+		if md["name"].GetStringValue() != name {
+			continue
+		}
+		f.Found = true
+		f.ResourceVersion = md["resourceVersion"].GetStringValue()
+		// Crossplane hands data in base64, so a non-empty value is a
+		// non-empty string.
+		f.KeyNonEmpty = key != "" && fields["data"].GetStructValue().GetFields()[key].GetStringValue() != ""
+		return f
+	}
+	return f
+}

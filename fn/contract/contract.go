@@ -43,7 +43,29 @@ const (
 	// LabelEngineClass names the FireboltEngineClass claim a Usage protects
 	// (the class counts its bound engines by it) or a ConfigMap publishes.
 	LabelEngineClass = "firebolt.io/engine-class"
+	// LabelInstanceRef names the FireboltInstance an engine's routing
+	// Service belongs to, so the instance can list its engines' Services.
+	LabelInstanceRef = "firebolt.io/instance"
+	// LabelComponent says what a composed object is.
+	LabelComponent = "firebolt.io/component"
 )
+
+// ConditionAuthReady is the instance's condition that says whether its
+// engines may run its authentication: off, or its signing key issued and
+// its settings valid. The instance reports it; engines wait while it is
+// not True.
+const ConditionAuthReady = "AuthReady"
+
+// ComponentEngineRouting is LabelComponent's value on engines' routing
+// Services.
+const ComponentEngineRouting = "engine-routing"
+
+// AnnotationObservedAuthHash on an engine's routing Service is the hash of
+// the auth configuration the engine's serving generation runs
+// (signing.EngineAuth.Hash), published only at rest (stable or stopped).
+// The instance compares it with the hash of the key set it gives engines
+// before a rotation takes a step; an engine without it runs none yet.
+const AnnotationObservedAuthHash = "firebolt.io/observed-auth-hash"
 
 // An engine class publishes its spec in a ConfigMap it composes in its
 // namespace, and engines read the spec from there rather than from the

@@ -74,9 +74,9 @@ func (c *Composer) gather(ctx context.Context, log logging.Logger, in Inputs, no
 	if ai, ok := analysisInput(in, now); ok && phased.Analyze(ai).Need == phased.NeedCheck {
 		// Crossplane calls once more within this reconcile while it has not
 		// fetched what the engine requires (its instance always), and keeps
-		// only the last answer: the check runs on that call, with the
-		// Secret, so Prometheus is asked once per reconcile.
-		if ref := in.Spec.Analysis.Query.SecretRef; in.Instance.Resolved && (ref == "" || in.AnalysisSecret.Resolved) {
+		// only the last answer: the check runs on that call, with
+		// everything required, so Prometheus is asked once per reconcile.
+		if in.requirementsFetched() {
 			o := runAnalysis(ctx, c.check, in, ai.Generation, now)
 			c.rec.RolloutChecked(o)
 			sig.Analysis = &o
@@ -121,8 +121,7 @@ func (c *Composer) gatherStep(ctx context.Context, in Inputs, now time.Time, sig
 	if d.Need == phased.NeedCheck {
 		// As for the analysis: the check runs on the call that has the
 		// Secret, once per reconcile.
-		ref := in.Spec.Analysis.Query.SecretRef
-		if !in.Instance.Resolved || (ref != "" && !in.AnalysisSecret.Resolved) {
+		if !in.requirementsFetched() {
 			return
 		}
 		o := runAnalysis(ctx, c.check, in, clampInt32(int64(in.Status.ActiveGeneration)), now)

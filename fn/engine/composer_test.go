@@ -51,22 +51,8 @@ func (e fixedEvents) Warnings(context.Context, string, types.UID) ([]corev1.Even
 	return e.events, nil
 }
 
-func loadRequest(t *testing.T, name string) *fnv1.RunFunctionRequest {
-	t.Helper()
-	y, err := os.ReadFile(filepath.Join("testdata", "requests", name+".yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := yaml.YAMLToJSON(y)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := &fnv1.RunFunctionRequest{}
-	if err := protojson.Unmarshal(j, req); err != nil {
-		t.Fatal(err)
-	}
-	return req
-}
+// loadRequest reads testdata/requests/<name>.yaml.
+var loadRequest = engine.LoadRequest
 
 func loadResponse(t *testing.T, file string) *fnv1.RunFunctionResponse {
 	t.Helper()
@@ -210,6 +196,31 @@ func TestRunFunction(t *testing.T) {
 		"stable-class-missing": {
 			request: "stable",
 			mutate:  withClass(&fnv1.Resources{}, &fnv1.Resources{}),
+		},
+		// The instance enables authentication: the generation that runs it
+		// is created with config.yaml's instance.auth, the credential
+		// volumes and mounts, and the auth-hash annotation; the engine
+		// requires the admin password's Secret, of which it reads only the
+		// version.
+		"creating-auth": {request: "creating-auth"},
+		// At rest, status.observedAuthHash and the routing Service's
+		// annotation publish the hash to the instance.
+		"stable-auth": {request: "stable-auth"},
+		// The admin password's Secret was written: a new generation, whose
+		// pods read the password afresh.
+		"stable-auth-password-changed": {request: "stable-auth", mutate: withAdminSecretVersion("8")},
+		// The instance minted a second signing key: a new generation that
+		// validates it.
+		"stable-auth-key-minted": {request: "stable-auth", mutate: withSecondSigningKey},
+		// The instance's authentication is not ready: the engine keeps
+		// serving what it runs, publishes what it runs, and says why.
+		"stable-auth-not-ready": {request: "stable-auth", mutate: withAuthReady("False", "SigningKeyPending", "waiting for cert-manager to issue signing key signing-2")},
+		// The admin password's Secret is gone: the same.
+		"stable-auth-admin-secret-missing": {
+			request: "stable-auth",
+			mutate: func(req *fnv1.RunFunctionRequest) {
+				req.GetRequiredResources()[engine.RequirementAdminSecret].Items = nil
+			},
 		},
 		"no-claim-labels": {
 			request: "stable",

@@ -1,6 +1,16 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"sigs.k8s.io/yaml"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
 
 // LiftReplicaLimit lets the size benchmark render past the replica limit,
 // to measure where rendering breaks; it returns the function that restores
@@ -48,4 +58,22 @@ func (c *lru[K, V]) values() []V {
 		out = append(out, e.Value.(*lruItem[K, V]).value)
 	}
 	return out
+}
+
+// LoadRequest reads the request testdata/requests/<name>.yaml.
+func LoadRequest(t *testing.T, name string) *fnv1.RunFunctionRequest {
+	t.Helper()
+	y, err := os.ReadFile(filepath.Join("testdata", "requests", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := yaml.YAMLToJSON(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &fnv1.RunFunctionRequest{}
+	if err := protojson.Unmarshal(j, req); err != nil {
+		t.Fatal(err)
+	}
+	return req
 }

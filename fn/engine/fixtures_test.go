@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -125,6 +126,26 @@ func rollout(t *testing.T) []fixture {
 	until("the first pod let go in place", func() bool { return s.podsLetGo == 1 })
 	s.Step()
 	capture("updating")
+
+	// The instance enables authentication: the engine rolls a generation
+	// that runs it (blue-green even under rollout: phased, since
+	// config.yaml changes), captured once its objects exist, and publishes
+	// its hash once at rest.
+	delay = 0
+	until("the in-place update done", func() bool { ok, _ := s.Converged(); return ok })
+	s.SetInstanceAuth("7")
+	delay = 2
+	until("a generation running auth created", func() bool {
+		st := s.Status()
+		return st.Phase == v1alpha1.EnginePhaseCreating && s.objs[resource.Name("g"+strconv.Itoa(st.CurrentGeneration)+"-statefulset")] != nil
+	})
+	capture("creating-auth")
+	until("stable on auth", func() bool {
+		ok, _ := s.Converged()
+		return ok && s.Status().Phase == v1alpha1.EnginePhaseStable && s.Status().ObservedAuthHash != ""
+	})
+	s.Step()
+	capture("stable-auth")
 	return out
 }
 
@@ -153,10 +174,20 @@ func (s *sim) renderObserved() []byte {
 func (s *sim) renderRequired() []byte {
 	var b bytes.Buffer
 	objs := []*unstructured.Unstructured{s.claim, s.instance}
-	for _, sel := range s.reqs {
-		if sel.GetKind() == "Pod" {
+	names := make([]string, 0, len(s.reqs))
+	for name := range s.reqs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		switch sel := s.reqs[name]; sel.GetKind() {
+		case "Pod":
 			if p := s.podObject(sel.GetMatchName()); p != nil {
 				objs = append(objs, p)
+			}
+		case "Secret":
+			if sec := s.secrets[sel.GetMatchName()]; sec != nil {
+				objs = append(objs, sec)
 			}
 		}
 	}

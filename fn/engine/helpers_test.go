@@ -72,6 +72,7 @@ func renderFor(in Inputs, gen int, spec v1alpha1.FireboltEngineSpec) Recording {
 		InstanceID: inst.ID, MetadataEndpoint: inst.MetadataEndpoint,
 		CustomConfig: effectiveCustomConfig(spec, in.classSpec()), Images: in.Config.Images,
 		Phased: effectivePolicy(spec, in.classSpec()).Rollout == v1alpha1.RolloutPhased,
+		Auth:   inst.Auth,
 	})).encoded()
 }
 
@@ -130,7 +131,7 @@ func observe(obj map[string]any, gen int, suffix string, p pods) *ObservedObject
 
 // withRoute observes the routing Service selecting gen.
 func withRoute(in *Inputs, gen int) {
-	u := &unstructured.Unstructured{Object: RenderRoutingService(in.Engine, in.Namespace, gen)}
+	u := &unstructured.Unstructured{Object: RenderRoutingService(Routing{Engine: in.Engine, Namespace: in.Namespace, Gen: gen, Instance: in.Spec.InstanceRef, ObservedAuthHash: in.Status.ObservedAuthHash})}
 	u.SetUID("uid-service")
 	in.Observed[RoutingServiceKey] = &ObservedObject{m: u.Object}
 }

@@ -30,6 +30,11 @@ const (
 	// again whenever one more binds.
 	RequirementClassSpec = "class-spec"
 	RequirementClass     = "class"
+	// RequirementAdminSecret is the Secret holding the admin password of
+	// the instance's auth (spec.auth.local.admin.password), asked for only
+	// while the instance enables auth. Only its resourceVersion and whether
+	// its key is set are read, never a value.
+	RequirementAdminSecret = "auth-admin-secret"
 )
 
 // Inputs is everything Compute decides from, read from the request. It
@@ -100,6 +105,13 @@ type InstanceRef struct {
 	Found  bool
 	Spec   v1alpha1.FireboltInstanceSpec
 	Status v1alpha1.FireboltInstanceStatus
+	// AuthReady is the instance's AuthReady condition; nil when it reports
+	// none.
+	AuthReady *Condition
+	// AdminSecret are the facts of the admin password's Secret while the
+	// instance enables auth: its version and whether its key is set, never
+	// its value.
+	AdminSecret composite.SecretFacts
 	// Err is why a found instance could not be decoded.
 	Err string
 }
@@ -169,6 +181,10 @@ func Read(c composite.Call) (Inputs, error) {
 		} else if err := composite.DecodeField(obj.Object, "status", &in.Instance.Status); err != nil {
 			in.Instance.Err = "cannot decode its status: " + err.Error()
 		}
+		in.Instance.AuthReady = composite.ConditionOf(obj.Object, TypeInstanceAuthReady)
+		if pw, ok := adminPassword(in.Instance); ok && validSecretKey(pw) == "" {
+			in.Instance.AdminSecret = composite.RequiredSecretFacts(c.Req, RequirementAdminSecret, pw.Name, pw.Key)
+		}
 	}
 
 	if in.Spec.EngineClassRef != nil {
@@ -191,6 +207,24 @@ func Read(c composite.Call) (Inputs, error) {
 		}
 	}
 	return in, nil
+}
+
+// requirementsFetched: Crossplane has fetched everything this call requires
+// of others (the instance, the analysis Secret, the admin password's
+// Secret). Until it has, it calls again within the same reconcile and keeps
+// only the last answer, so I/O that should happen once per reconcile waits
+// for the call that has them all.
+func (in Inputs) requirementsFetched() bool {
+	if !in.Instance.Resolved {
+		return false
+	}
+	if a := in.Spec.Analysis; a != nil && a.Query.SecretRef != "" && !in.AnalysisSecret.Resolved {
+		return false
+	}
+	if pw, ok := adminPassword(in.Instance); ok && validSecretKey(pw) == "" && !in.Instance.AdminSecret.Resolved {
+		return false
+	}
+	return true
 }
 
 // readAnalysisSecret reads the Secret spec.analysis.query.secretRef names.

@@ -61,7 +61,7 @@ func nameProblems(t *testing.T, engine string) []string {
 	check("ConfigMap", cm, validation.IsDNS1123Subdomain(cm))
 	labels("ConfigMap", objs.ConfigMap, meta)
 
-	svc := RenderRoutingService(engine, ns, gen)
+	svc := RenderRoutingService(Routing{Engine: engine, Namespace: ns, Gen: gen, Instance: strings.Repeat("i", v1alpha1.MaxInstanceNameLength), ObservedAuthHash: "0123456789abcdef"})
 	name := (&unstructured.Unstructured{Object: svc}).GetName()
 	check("routing Service", name, validation.IsDNS1035Label(name))
 	labels("routing Service", svc, meta, []string{"spec", "selector"})

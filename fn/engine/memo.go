@@ -12,6 +12,7 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
+	"github.com/firebolt-db/firebolt-crossplane/fn/signing"
 )
 
 // A stable engine's call decodes and verifies the same recording and
@@ -152,11 +153,11 @@ func renderedHash(r renderInput) string {
 
 // renderInputWeight is what an entry for r pins, counted from the JSON
 // of its parts that callers can make large (the spec, the class, the
-// custom configuration); ok is false when that is more than limit, or a
-// part does not encode, and then r is not kept.
+// custom configuration, the instance's auth); ok is false when that is
+// more than limit, or a part does not encode, and then r is not kept.
 func renderInputWeight(r renderInput, limit int) (int, bool) {
 	w := renderEntryOverhead
-	for _, part := range []any{r.Spec, r.Class, r.CustomConfig} {
+	for _, part := range []any{r.Spec, r.Class, r.CustomConfig, r.Auth} {
 		b, err := json.Marshal(part)
 		if err != nil {
 			return 0, false
@@ -176,25 +177,40 @@ func copyRenderInput(r renderInput) renderInput {
 	if r.CustomConfig != nil {
 		r.CustomConfig = runtime.DeepCopyJSON(r.CustomConfig)
 	}
+	if r.Auth != nil {
+		a := signing.EngineAuth{Spec: *r.Auth.Spec.DeepCopy(), AdminSecretVersion: r.Auth.AdminSecretVersion}
+		if r.Auth.Keys != nil {
+			a.Keys = make([]v1alpha1.SigningKeyStatus, len(r.Auth.Keys))
+			for i := range r.Auth.Keys {
+				r.Auth.Keys[i].DeepCopyInto(&a.Keys[i])
+			}
+		}
+		r.Auth = &a
+	}
 	return r
 }
 
-// routingMemo remembers the routing Service of an engine's generation,
-// which depends on nothing else, with its protobuf form.
+// routingMemo remembers the routing Service of an engine's generation
+// with its protobuf form. An entry lives in the engine's generation's
+// slot and answers only for exactly the Routing it was rendered from (the
+// instance and the published auth hash too), so a change of either
+// replaces it rather than piling up entries.
 var routingMemo = newLRU[slot, routingEntry](memoRoutingEntries, memoRoutingBytes)
 
 // routingEntry is a remembered routing Service; st is nil when obj has no
 // protobuf form.
 type routingEntry struct {
+	r   Routing
 	obj map[string]any
 	st  *composite.SharedStruct
 }
 
-func routingEntryOf(engine, namespace string, gen int) routingEntry {
-	k := slot{Engine: engine, Namespace: namespace, Gen: gen}
+func routingEntryOf(r Routing) routingEntry {
+	r = r.normalized()
+	k := slot{Engine: r.Engine, Namespace: r.Namespace, Gen: r.Gen}
 	e, ok := routingMemo.get(k)
-	if !ok {
-		e.obj = renderRoutingService(engine, namespace, gen)
+	if !ok || e.r != r {
+		e = routingEntry{r: r, obj: renderRoutingService(r)}
 		if st, err := structpb.NewStruct(e.obj); err == nil {
 			e.st = composite.NewSharedStruct(st)
 		}
@@ -205,8 +221,8 @@ func routingEntryOf(engine, namespace string, gen int) routingEntry {
 
 // routingServiceMemo is renderRoutingService, remembered; every caller
 // gets its own copy.
-func routingServiceMemo(engine, namespace string, gen int) map[string]any {
-	return runtime.DeepCopyJSON(routingEntryOf(engine, namespace, gen).obj)
+func routingServiceMemo(r Routing) map[string]any {
+	return runtime.DeepCopyJSON(routingEntryOf(r).obj)
 }
 
 // routingServiceDesired is the routing Service as a desired resource, as
@@ -214,8 +230,8 @@ func routingServiceMemo(engine, namespace string, gen int) map[string]any {
 // object and its protobuf form, both shared and read-only. It is returned
 // on every call; copying the map and converting it again each time was
 // most of what it cost.
-func routingServiceDesired(engine, namespace string, gen int, ready bool) DesiredObject {
-	e := routingEntryOf(engine, namespace, gen)
+func routingServiceDesired(r Routing, ready bool) DesiredObject {
+	e := routingEntryOf(r)
 	if e.st == nil {
 		return DesiredObject{Object: runtime.DeepCopyJSON(e.obj), Ready: ready}
 	}

@@ -153,13 +153,13 @@ func TestRenderedHashMemoFollowsEveryInput(t *testing.T) {
 }
 
 func TestRoutingServiceMemoReturnsACopy(t *testing.T) {
-	a := RenderRoutingService("memo-routing", "firebolt", 1)
+	a := RenderRoutingService(Routing{Engine: "memo-routing", Namespace: "firebolt", Gen: 1})
 	a["spec"].(map[string]any)["selector"].(map[string]any)["x"] = "y"
-	b := RenderRoutingService("memo-routing", "firebolt", 1)
-	if diff := cmp.Diff(renderRoutingService("memo-routing", "firebolt", 1), b); diff != "" {
+	b := RenderRoutingService(Routing{Engine: "memo-routing", Namespace: "firebolt", Gen: 1})
+	if diff := cmp.Diff(renderRoutingService(Routing{Engine: "memo-routing", Namespace: "firebolt", Gen: 1}), b); diff != "" {
 		t.Errorf("a caller's change leaked into the memo, -want, +got:\n%s", diff)
 	}
-	if diff := cmp.Diff(renderRoutingService("memo-routing", "firebolt", 2), RenderRoutingService("memo-routing", "firebolt", 2)); diff != "" {
+	if diff := cmp.Diff(renderRoutingService(Routing{Engine: "memo-routing", Namespace: "firebolt", Gen: 2}), RenderRoutingService(Routing{Engine: "memo-routing", Namespace: "firebolt", Gen: 2})); diff != "" {
 		t.Errorf("generation 2, -want, +got:\n%s", diff)
 	}
 }
@@ -170,13 +170,13 @@ func TestRoutingServiceMemoReturnsACopy(t *testing.T) {
 // (verification is on in these tests, see TestMain) rather than reaching
 // a later response.
 func TestRoutingServiceDesiredIsShared(t *testing.T) {
-	want := renderRoutingService("memo-desired", "firebolt", 1)
+	want := renderRoutingService(Routing{Engine: "memo-desired", Namespace: "firebolt", Gen: 1})
 	wantStruct, err := structpb.NewStruct(want)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := routingServiceDesired("memo-desired", "firebolt", 1, true)
-	b := routingServiceDesired("memo-desired", "firebolt", 1, false)
+	a := routingServiceDesired(Routing{Engine: "memo-desired", Namespace: "firebolt", Gen: 1}, true)
+	b := routingServiceDesired(Routing{Engine: "memo-desired", Namespace: "firebolt", Gen: 1}, false)
 	if a.Struct != b.Struct {
 		t.Error("two responses carry two copies of the routing Service, want one shared")
 	}
@@ -198,7 +198,7 @@ func TestRoutingServiceDesiredIsShared(t *testing.T) {
 			t.Errorf("an edit of a response's routing Service: recovered %v, want the shared-object panic", r)
 		}
 	}()
-	routingServiceDesired("memo-desired", "firebolt", 1, false)
+	routingServiceDesired(Routing{Engine: "memo-desired", Namespace: "firebolt", Gen: 1}, false)
 }
 
 // TestRenderMemoBoundsItsBytes: the render memo keeps a copy of every
@@ -301,7 +301,7 @@ func TestMemoWeightsCoverTheirHeap(t *testing.T) {
 	})
 	check("routing memo", routingMemo, func() {
 		for i := range n {
-			routingEntryOf(inputs[i].Engine, in.Namespace, 0)
+			routingEntryOf(Routing{Engine: inputs[i].Engine, Namespace: in.Namespace, Instance: in.Spec.InstanceRef})
 		}
 	})
 }

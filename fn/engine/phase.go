@@ -463,6 +463,7 @@ func (m *machine) renderInput(gen int) renderInput {
 		CustomConfig:     effectiveCustomConfig(m.in.Spec, m.in.classSpec()),
 		Images:           m.in.Config.Images,
 		Phased:           m.policy.Rollout == v1alpha1.RolloutPhased,
+		Auth:             m.instance.Auth,
 	}
 }
 

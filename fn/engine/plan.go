@@ -120,12 +120,15 @@ func (m *machine) plan(now time.Time) Plan {
 			p.Resources[name] = withPartition(d, pt.value)
 		}
 	}
+	// Decided before the routing Service, which publishes it.
+	m.next.ObservedAuthHash = m.observedAuthHash()
 	if gen, keep, ok := m.routing(); ok {
 		obs := m.in.Observed[RoutingServiceKey]
+		r := Routing{Engine: m.in.Engine, Namespace: m.in.Namespace, Gen: gen, Instance: m.in.Spec.InstanceRef, ObservedAuthHash: m.next.ObservedAuthHash}
 		if keep {
-			p.Resources[RoutingServiceKey] = DesiredObject{Object: composite.Unchanged(obs.UnstructuredContent()), Ready: true}
+			p.Resources[RoutingServiceKey] = DesiredObject{Object: keptRoutingService(obs.UnstructuredContent(), r), Ready: true}
 		} else {
-			p.Resources[RoutingServiceKey] = routingServiceDesired(m.in.Engine, m.in.Namespace, gen, obs != nil)
+			p.Resources[RoutingServiceKey] = routingServiceDesired(r, obs != nil)
 		}
 	}
 	if name, u, ok := classUsage(m.in); ok {
@@ -328,7 +331,8 @@ func claimNeeded(phase v1alpha1.EnginePhase) bool {
 }
 
 // requirements asks for the engine's own claim (for its generation) when
-// the phase needs it, the instance and, when referenced, the ConfigMap
+// the phase needs it, the instance, the admin password's Secret while the
+// instance enables auth and, when referenced, the ConfigMap
 // publishing the class's spec, with the class claim only while that
 // ConfigMap is missing: all in the claim's namespace. Only called with
 // claim labels.
@@ -340,6 +344,9 @@ func requirements(in Inputs) map[string]Requirement {
 	}
 	if in.Spec.InstanceRef != "" {
 		r[RequirementInstance] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltInstanceKind, Name: in.Spec.InstanceRef, Namespace: in.Namespace}
+	}
+	if pw, ok := adminPassword(in.Instance); ok && validSecretKey(pw) == "" {
+		r[RequirementAdminSecret] = Requirement{APIVersion: "v1", Kind: "Secret", Name: pw.Name, Namespace: in.Namespace}
 	}
 	if name, _, ok := rolledPodName(in); ok {
 		r[RequirementRolledPod] = Requirement{APIVersion: "v1", Kind: "Pod", Name: name, Namespace: in.Namespace}

@@ -4,6 +4,7 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
+	"github.com/firebolt-db/firebolt-crossplane/fn/signing"
 )
 
 // renderInput is everything a generation's rendering depends on. Anything
@@ -26,6 +27,10 @@ type renderInput struct {
 	// pod template. The rollout policy reaches the rendering through this
 	// alone, and a change of it alone never rolls pods (inplace.go).
 	Phased bool
+	// Auth is the instance's authentication: config.yaml's instance.auth,
+	// the credential volumes and their mounts, and the auth-hash
+	// annotation. nil renders none of it, exactly as without auth.
+	Auth *signing.EngineAuth
 }
 
 // renderGeneration renders generation r.Gen's objects from the current

@@ -120,6 +120,11 @@ func engineConfig(r renderInput) map[string]any {
 		},
 		"logging": map[string]any{"format": "json"},
 	}
+	if r.Auth != nil {
+		// instance.auth is operator-owned: customConfig strips it, so the
+		// merge below cannot touch it.
+		cfg["instance"].(map[string]any)["auth"] = r.Auth.Config()
+	}
 	if r.CustomConfig != nil {
 		deepMerge(cfg, runtime.DeepCopyJSON(r.CustomConfig))
 	}

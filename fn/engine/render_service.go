@@ -4,7 +4,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
 )
@@ -45,26 +47,65 @@ func renderHeadlessService(r renderInput) *corev1.Service {
 	}
 }
 
-// RenderRoutingService builds the Service users and the gateway reach the
-// engine by, selecting generation gen. It is headless and publishes only
-// ready addresses, so DNS names exactly the pods that serve. It is not part
-// of any generation's rendering: only its selector ever changes.
-func RenderRoutingService(engine, namespace string, gen int) map[string]any {
-	return routingServiceMemo(engine, namespace, gen)
+// Routing is what the routing Service is rendered from.
+type Routing struct {
+	Engine    string
+	Namespace string
+	// Gen is the generation it selects.
+	Gen int
+	// Instance is spec.instanceRef. The Service is labelled with it, so
+	// that the instance can list its engines' Services, whether or not
+	// they run its authentication yet.
+	Instance string
+	// ObservedAuthHash is status.observedAuthHash, which the Service
+	// publishes to the instance in an annotation when it is set.
+	ObservedAuthHash string
 }
 
-func renderRoutingService(engine, namespace string, gen int) map[string]any {
+// normalized is r without what cannot be put on the Service: an instance
+// name that is not a label value (no instance has such a name) and a
+// hash that is not one.
+func (r Routing) normalized() Routing {
+	if len(validation.IsValidLabelValue(r.Instance)) > 0 {
+		r.Instance = ""
+	}
+	if !isAuthHash(r.ObservedAuthHash) {
+		r.ObservedAuthHash = ""
+	}
+	return r
+}
+
+// RenderRoutingService builds the Service users and the gateway reach the
+// engine by, selecting generation r.Gen. It is headless and publishes only
+// ready addresses, so DNS names exactly the pods that serve. It is not part
+// of any generation's rendering: only its selector, and what it publishes
+// to the instance, ever change.
+func RenderRoutingService(r Routing) map[string]any {
+	return routingServiceMemo(r)
+}
+
+func renderRoutingService(r Routing) map[string]any {
+	r = r.normalized()
+	labels := map[string]string{LabelEngine: r.Engine, contract.LabelComponent: contract.ComponentEngineRouting}
+	if r.Instance != "" {
+		labels[contract.LabelInstanceRef] = r.Instance
+	}
+	var annotations map[string]string
+	if r.ObservedAuthHash != "" {
+		annotations = map[string]string{contract.AnnotationObservedAuthHash: r.ObservedAuthHash}
+	}
 	svc := &corev1.Service{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      routingServiceName(engine),
-			Namespace: namespace,
-			Labels:    map[string]string{LabelEngine: engine},
+			Name:        routingServiceName(r.Engine),
+			Namespace:   r.Namespace,
+			Labels:      labels,
+			Annotations: annotations,
 		},
 		Spec: corev1.ServiceSpec{
 			Type:      corev1.ServiceTypeClusterIP,
 			ClusterIP: corev1.ClusterIPNone,
-			Selector:  generationLabels(engine, gen),
+			Selector:  generationLabels(r.Engine, r.Gen),
 			Ports:     servicePorts(),
 		},
 	}
@@ -74,4 +115,41 @@ func renderRoutingService(engine, namespace string, gen int) map[string]any {
 	spec := u["spec"].(map[string]any)
 	spec["publishNotReadyAddresses"] = false
 	return u
+}
+
+// keptRoutingService is the observed routing Service returned unchanged,
+// its selector where it is, but for what it publishes to the instance (its
+// instance and component labels and the auth hash), which are r's as on a
+// rendered one: the instance must list every engine's Service.
+func keptRoutingService(observed map[string]any, r Routing) map[string]any {
+	r = r.normalized()
+	o := composite.Unchanged(observed)
+	md, _ := o["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		o["metadata"] = md
+	}
+	labels, _ := md["labels"].(map[string]any)
+	if labels == nil {
+		labels = map[string]any{}
+		md["labels"] = labels
+	}
+	labels[contract.LabelComponent] = contract.ComponentEngineRouting
+	delete(labels, contract.LabelInstanceRef)
+	if r.Instance != "" {
+		labels[contract.LabelInstanceRef] = r.Instance
+	}
+	annotations, _ := md["annotations"].(map[string]any)
+	delete(annotations, contract.AnnotationObservedAuthHash)
+	if r.ObservedAuthHash != "" {
+		if annotations == nil {
+			annotations = map[string]any{}
+			md["annotations"] = annotations
+		}
+		annotations[contract.AnnotationObservedAuthHash] = r.ObservedAuthHash
+	}
+	if annotations != nil && len(annotations) == 0 {
+		delete(md, "annotations")
+	}
+	return o
 }

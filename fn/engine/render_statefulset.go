@@ -13,6 +13,7 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
+	"github.com/firebolt-db/firebolt-crossplane/fn/signing"
 )
 
 // Operator-owned pod constants.
@@ -54,6 +55,18 @@ func renderStatefulSet(r renderInput) *appsv1.StatefulSet {
 	}
 
 	annotations := map[string]string{}
+	if r.Auth != nil {
+		// On the pod template too: the engine reads its credentials at
+		// start, so a change that reaches only them (a new version of the
+		// admin password's Secret) must still restart the pods when it is
+		// applied in place (rollout: phased).
+		h := r.Auth.Hash()
+		annotations[signing.AnnotationAuthHash] = h
+		if tpl.Annotations == nil {
+			tpl.Annotations = map[string]string{}
+		}
+		tpl.Annotations[signing.AnnotationAuthHash] = h
+	}
 	if o := r.Spec.MetadataEndpointOverride; o != nil && *o != "" {
 		annotations[AnnotationMetadataOverride] = *o
 	}
@@ -130,7 +143,11 @@ func volumeClaimTemplate(r renderInput, s *v1alpha1.PersistentVolumeClaimStorage
 // operatorPod is the operator layer of the pod-template merge.
 func operatorPod(r renderInput, storage v1alpha1.EngineStorageSpec, classTpl *corev1.PodTemplateSpec) corev1.PodTemplateSpec {
 	image := effectiveImage(r.Images.Engine, classTpl, r.Spec.Template)
-	containers := []corev1.Container{engineContainer(image)}
+	engine := engineContainer(image)
+	if r.Auth != nil {
+		engine.VolumeMounts = append(engine.VolumeMounts, r.Auth.Mounts()...)
+	}
+	containers := []corev1.Container{engine}
 	volumes := []corev1.Volume{
 		{Name: podtemplate.VolumeEngineConfig, VolumeSource: corev1.VolumeSource{
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMapName(r.Engine, r.Gen)}},
@@ -146,6 +163,9 @@ func operatorPod(r renderInput, storage v1alpha1.EngineStorageSpec, classTpl *co
 		volumes = append(volumes, corev1.Volume{Name: podtemplate.VolumeData, VolumeSource: corev1.VolumeSource{
 			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: storage.EmptyDir.Medium, SizeLimit: storage.EmptyDir.SizeLimit},
 		}})
+	}
+	if r.Auth != nil {
+		volumes = append(volumes, r.Auth.Volumes()...)
 	}
 	if effectiveUISidecar(r.Spec, r.Class) {
 		containers = append(containers, engineWebContainer(r.Images.EngineUI))

@@ -23,7 +23,7 @@ func renderGolden(t *testing.T, name string, in Inputs, gen int) {
 	t.Helper()
 	r := renderFor(in, gen, in.Spec)
 	var got []byte
-	for _, o := range []map[string]any{r.Objects.ConfigMap, r.Objects.Headless, r.Objects.StatefulSet, RenderRoutingService(in.Engine, in.Namespace, gen)} {
+	for _, o := range []map[string]any{r.Objects.ConfigMap, r.Objects.Headless, r.Objects.StatefulSet, RenderRoutingService(Routing{Engine: in.Engine, Namespace: in.Namespace, Gen: gen, Instance: in.Spec.InstanceRef})} {
 		b, err := yaml.Marshal(o)
 		if err != nil {
 			t.Fatal(err)

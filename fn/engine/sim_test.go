@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -94,7 +95,9 @@ type sim struct {
 	classes  map[string]*unstructured.Unstructured
 	// classSpecs are the ConfigMaps the classes publish their specs in.
 	classSpecs map[string]*unstructured.Unstructured
-	reqs       map[string]*fnv1.ResourceSelector
+	// secrets are the Secrets in the namespace, by name.
+	secrets map[string]*unstructured.Unstructured
+	reqs    map[string]*fnv1.ResourceSelector
 
 	// verdict is what the drain check answers; warning the events.
 	verdict scrape.Verdict
@@ -158,6 +161,7 @@ func newSimNamed(t failer, d draws, spec map[string]any, engineName, xrName, xrU
 		objs:        map[resource.Name]*simObj{},
 		classes:     map[string]*unstructured.Unstructured{},
 		classSpecs:  map[string]*unstructured.Unstructured{},
+		secrets:     map[string]*unstructured.Unstructured{},
 		reqs:        map[string]*fnv1.ResourceSelector{},
 		everDeleted: map[resource.Name]bool{},
 		podDrained:  map[string]int{},
@@ -243,6 +247,53 @@ func (s *sim) SetInstance(ready bool) {
 		"metadata": map[string]any{"name": simInstance, "namespace": simNamespace},
 		"spec":     map[string]any{"id": "01JBCDEFGHJKMNPQRSTVWXYZ00", "metadata": map[string]any{}, "gateway": map[string]any{}},
 		"status":   st,
+	}}
+}
+
+// The simulated instance's authentication: its admin password's Secret
+// and the password in it, which no response may ever carry.
+const (
+	simAdminSecret   = "inst-admin"
+	simAdminPassword = "sim-admin-password-never-leaks-7c1e"
+)
+
+// SetInstanceAuth makes the instance enable authentication, ready, with
+// one issued signing key, and creates the admin password's Secret at
+// resourceVersion version, as the instance composer and cert-manager
+// would leave them.
+func (s *sim) SetInstanceAuth(version string) {
+	spec := s.instance.Object["spec"].(map[string]any)
+	spec["auth"] = map[string]any{
+		"enabled": true,
+		"local": map[string]any{
+			"admin":            map[string]any{"name": "firebolt", "password": map[string]any{"name": simAdminSecret, "key": "password"}},
+			"passwordLogin":    "admin_only",
+			"signingAlgorithm": "ES384",
+			"tokenExpiry":      "1h",
+			"signingKeys": map[string]any{
+				"certManager":      map[string]any{"issuerRef": map[string]any{"name": "signing-ca", "kind": "ClusterIssuer"}, "algorithm": "ECDSA", "size": float64(384)},
+				"rotationInterval": "720h0m0s",
+				"retainDuration":   "48h0m0s",
+			},
+		},
+	}
+	st := s.instance.Object["status"].(map[string]any)
+	st["auth"] = map[string]any{
+		"signingKeyGeneration": float64(1),
+		"signingKeys": []any{map[string]any{
+			"id": "signing-1", "secretName": simInstance + "-auth-signing", "phase": "Active", "algorithm": "ECDSA", "size": float64(384),
+			"createdAt":                    simEpoch.Format(time.RFC3339),
+			"observedPublicKeyFingerprint": strings.Repeat("ab", 32),
+		}},
+	}
+	st["conditions"] = []any{map[string]any{
+		"type": "AuthReady", "status": "True", "reason": "Ready", "message": "signing keys: signing-1 Active",
+		"lastTransitionTime": simEpoch.Format(time.RFC3339),
+	}}
+	s.secrets[simAdminSecret] = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+		"metadata": map[string]any{"name": simAdminSecret, "namespace": simNamespace, "resourceVersion": version},
+		"data":     map[string]any{"password": base64.StdEncoding.EncodeToString([]byte(simAdminPassword))},
 	}}
 }
 
@@ -402,6 +453,8 @@ func (s *sim) resolve(req *fnv1.RunFunctionRequest) {
 			found = s.classSpecs[sel.GetMatchName()]
 		case "Pod":
 			found = s.podObject(sel.GetMatchName())
+		case "Secret":
+			found = s.secrets[sel.GetMatchName()]
 		}
 		if found != nil && found.GetName() == sel.GetMatchName() && found.GetNamespace() == sel.GetNamespace() {
 			items = append(items, &fnv1.Resource{Resource: mustStruct(runtime.DeepCopyJSON(found.Object))})

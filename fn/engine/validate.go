@@ -122,14 +122,18 @@ func validateTemplates(in Inputs) *rejection {
 }
 
 // protectedSecrets are the Secrets of the engine's instance that no
-// template may reach: the generated PostgreSQL credentials and, with an
-// external PostgreSQL, its credentials.
+// template may reach: the generated PostgreSQL credentials, with an
+// external PostgreSQL its credentials, and with auth the admin password
+// (the signing keys' Secrets are protected by their shape).
 func protectedSecrets(in Inputs) []string {
 	names := []string{contract.PostgresCredentials(in.Spec.InstanceRef)}
 	if in.Instance.Found {
 		if pg := in.Instance.Spec.Metadata.Postgres; pg != nil {
 			names = append(names, pg.CredentialsSecretRef.Name)
 		}
+	}
+	if pw, ok := adminPassword(in.Instance); ok {
+		names = append(names, pw.Name)
 	}
 	return names
 }

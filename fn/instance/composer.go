@@ -10,6 +10,7 @@ package instance
 
 import (
 	"context"
+	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
@@ -19,6 +20,7 @@ import (
 // Composer composes XFireboltInstance composites.
 type Composer struct {
 	passwords PasswordGenerator
+	now       func() time.Time
 }
 
 // An Option configures a Composer.
@@ -30,9 +32,15 @@ func WithPasswordGenerator(g PasswordGenerator) Option {
 	return func(c *Composer) { c.passwords = g }
 }
 
+// WithClock replaces the wall clock (signing-key rotation's timers), for
+// tests.
+func WithClock(now func() time.Time) Option {
+	return func(c *Composer) { c.now = now }
+}
+
 // New returns a Composer.
 func New(opts ...Option) *Composer {
-	c := &Composer{passwords: RandomPasswords{}}
+	c := &Composer{passwords: RandomPasswords{}, now: time.Now}
 	for _, o := range opts {
 		o(c)
 	}
@@ -46,6 +54,7 @@ func (c *Composer) Compose(_ context.Context, call composite.Call, rsp *fnv1.Run
 	if err != nil {
 		return err
 	}
+	in.Now = c.now()
 	plan, err := Compute(in, call.Config)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -66,6 +67,44 @@ type blocked struct {
 // Compute decides the desired state of an instance. It is pure: inputs and
 // configuration in, plan out. It errs only on a rendering bug.
 func Compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
+	p, err := compute(in, cfg)
+	if err != nil {
+		return Plan{}, err
+	}
+	prev := in.XR.Status
+	changed := !sameStatus(prev, p.Status)
+	p.Status.LastReconciled = composite.LastReconciled(prev.LastReconciled, changed, in.Breaker, in.Now)
+	if in.Breaker.Open {
+		// A rotation's steps, its Certificates and CertificateRequests,
+		// and each engine's routing Service are watch events of the
+		// instance: a rotation over many engines opens its circuit
+		// breaker, and an edit of the claim is then a dropped event. Only
+		// a timed call notices it; as the class does, the instance polls
+		// every 5 s while its status moves and every 30 s once it rested a
+		// minute, and the lastReconciled stamp closes the breaker.
+		ttl := ttlWatchesDroppedAtRest
+		if last := prev.LastReconciled; changed || last == nil || in.Now.Sub(last.Time) < ttlRestedAfter {
+			ttl = composite.TTLWatchesDropped
+		}
+		p.TTL = min(p.TTL, ttl)
+	}
+	return p, nil
+}
+
+// While the breaker is open: the poll once the status rested this long.
+const (
+	ttlWatchesDroppedAtRest = 30 * time.Second
+	ttlRestedAfter          = time.Minute
+)
+
+// sameStatus compares statuses as they are written, ignoring
+// lastReconciled.
+func sameStatus(a, b v1alpha1.FireboltInstanceStatus) bool {
+	a.LastReconciled, b.LastReconciled = nil, nil
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+func compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 	if in.Claim == "" {
 		return unclaimed(in, cfg), nil
 	}
@@ -128,6 +167,10 @@ func Compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 	}
 
 	c.status(id, metaBlock, gwBlock, spec.Metadata.Postgres == nil)
+	c.plan.Conditions = append(c.plan.Conditions, c.auth(in.Now))
+	for _, w := range c.wake {
+		c.plan.TTL = min(c.plan.TTL, w)
+	}
 	if r := engineRegistration(spec.Metadata.EngineRegistration, in.Conditions); r != nil {
 		c.plan.Conditions = append(c.plan.Conditions, *r)
 	}
@@ -163,6 +206,8 @@ type computation struct {
 	// metadata service keeps running with the published id, and its
 	// condition tells the spec is not in effect.
 	idRefused *blocked
+	// wake are timers a component wants to be called back after.
+	wake []time.Duration
 }
 
 // add renders a typed object as desired state under rn.

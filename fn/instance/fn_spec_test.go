@@ -505,6 +505,7 @@ func TestRunFunctionWithoutClaim(t *testing.T) {
 		resources:  res,
 		readyRes:   allReady(keys(res)...),
 		conditions: []*fnv1.Condition{cond("MetadataReady", false, "ClaimLabelsMissing", msg), cond("GatewayReady", false, "ClaimLabelsMissing", msg)},
+		omitAuth:   true,
 		ttl:        stableTTL,
 	}.build(t)
 	// Without the claim's name there is no claim to ask for.

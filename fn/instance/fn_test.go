@@ -26,7 +26,7 @@ const (
 func function(pw instance.PasswordGenerator) *fn.Function {
 	log := logging.NewNopLogger()
 	return fn.NewWithComposers(log, map[string]fn.Composer{
-		v1alpha1.XFireboltInstanceKind: instance.New(instance.WithPasswordGenerator(pw)),
+		v1alpha1.XFireboltInstanceKind: instance.New(instance.WithPasswordGenerator(pw), instance.WithClock(func() time.Time { return authNow })),
 	})
 }
 

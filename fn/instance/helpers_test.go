@@ -198,21 +198,32 @@ type want struct {
 	results      []*fnv1.Result
 	ttl          time.Duration
 	requirements map[string]*fnv1.ResourceSelector
+	// auth is the AuthReady condition; nil means authentication is off, which
+	// every case is unless it says otherwise. omitAuth is for the plans that
+	// publish no AuthReady at all (an unclaimed composite).
+	auth     *fnv1.Condition
+	omitAuth bool
 }
 
 // build is the whole response. Every response publishes
-// status.observedGeneration (0 unless the case says otherwise) and asks for
-// the instance's own claim.
+// status.observedGeneration (0 unless the case says otherwise) and
+// lastReconciled, and asks for the instance's own claim.
 func (w want) build(t *testing.T) *fnv1.RunFunctionResponse {
 	t.Helper()
 	if _, ok := w.status["observedGeneration"]; !ok {
 		w.status = w.status.with(t, "observedGeneration", 0)
+	}
+	// No request carries lastReconciled, so every call stamps it with
+	// the composer's clock.
+	if _, ok := w.status["lastReconciled"]; !ok {
+		w.status = w.status.with(t, "lastReconciled", authNow.Format(time.RFC3339))
 	}
 	reqs := map[string]*fnv1.ResourceSelector{"claim": claimSelector()}
 	for n, r := range w.requirements {
 		reqs[n] = r
 	}
 	w.requirements = reqs
+	w.conditions = w.withAuth()
 	ready := fnv1.Ready_READY_FALSE
 	if w.ready {
 		ready = fnv1.Ready_READY_TRUE
@@ -240,6 +251,28 @@ func (w want) build(t *testing.T) *fnv1.RunFunctionResponse {
 		rsp.Requirements = &fnv1.Requirements{Resources: w.requirements}
 	}
 	return rsp
+}
+
+// withAuth places AuthReady where the function does: after MetadataReady
+// and GatewayReady, before the conditions that follow them.
+func (w want) withAuth() []*fnv1.Condition {
+	if w.omitAuth {
+		return w.conditions
+	}
+	a := w.auth
+	if a == nil {
+		a = cond("AuthReady", true, "Disabled", "authentication is disabled")
+	}
+	at := 0
+	for i, c := range w.conditions {
+		if c.GetType() == "MetadataReady" || c.GetType() == "GatewayReady" {
+			at = i + 1
+		}
+	}
+	out := make([]*fnv1.Condition, 0, len(w.conditions)+1)
+	out = append(out, w.conditions[:at]...)
+	out = append(out, a)
+	return append(out, w.conditions[at:]...)
 }
 
 func claimSelector() *fnv1.ResourceSelector {

@@ -1,6 +1,8 @@
 package instance
 
 import (
+	"time"
+
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
@@ -35,6 +37,10 @@ type Inputs struct {
 	// Conditions the composite carries now, by type, to tell transitions.
 	Conditions map[string]Condition
 
+	// Breaker is what Crossplane's Responsive condition says of its
+	// circuit breaker for the instance.
+	Breaker composite.Breaker
+
 	// PostgresSecret is what Crossplane found for spec.metadata.postgres's
 	// credentials Secret; zero unless PostgreSQL is external.
 	PostgresSecret SecretFacts
@@ -51,6 +57,13 @@ type Inputs struct {
 	// ClaimGen is the FireboltInstance claim itself, read for its
 	// generation.
 	ClaimGen claimgen.Claim
+
+	// Auth is what auth reads: the admin Secret's facts, the signing keys'
+	// public keys, the engines' published auth hashes.
+	Auth AuthInputs
+
+	// Now is the time of the call; only signing-key rotation reads it.
+	Now time.Time
 }
 
 // ExistingDatabase is evidence of an internal PostgreSQL database that
@@ -89,6 +102,7 @@ func read(c composite.Call, pw PasswordGenerator) (Inputs, error) {
 		return Inputs{}, errors.Wrap(err, "cannot decode XFireboltInstance")
 	}
 	in.Conditions = composite.Conditions(c.XR.Resource.UnstructuredContent())
+	in.Breaker = composite.BreakerOf(c.XR.Resource.UnstructuredContent())
 	var err error
 	if in.Observed, err = composite.ObservedComposed(c.Req); err != nil {
 		return Inputs{}, err
@@ -99,6 +113,10 @@ func read(c composite.Call, pw PasswordGenerator) (Inputs, error) {
 	}
 	in.Claim, in.Namespace = claim.Name, claim.Namespace
 	if in.ClaimGen, err = claimgen.Read(c.Req, in.Claim, in.XR.Spec); err != nil {
+		return Inputs{}, err
+	}
+
+	if in.Auth, err = readAuth(c.Req, in.XR.Spec.Auth); err != nil {
 		return Inputs{}, err
 	}
 

@@ -66,6 +66,8 @@ func resourceReady(observed *composed.Unstructured) bool {
 		return deploymentRolledOut(observed)
 	case "StatefulSet":
 		return statefulSetReady(observed)
+	case "Certificate":
+		return certificateReady(observed)
 	default:
 		return true
 	}

@@ -71,3 +71,10 @@ func CrossplaneCRDs(t testing.TB) string {
 func ProviderKubernetesCRDs(t testing.TB) string {
 	return tool(t, "provider-kubernetes-crds", "PROVIDER_KUBERNETES_CRDS")
 }
+
+// CertManagerCRDs is the directory of the pinned cert-manager module's CRDs
+// (Certificate, CertificateRequest, issuers), for offline validation of
+// the signing keys' Certificates an instance composes.
+func CertManagerCRDs(t testing.TB) string {
+	return tool(t, "cert-manager-crds", "CERT_MANAGER_CRDS")
+}

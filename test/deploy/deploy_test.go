@@ -218,3 +218,44 @@ func TestProviderConfigDefault(t *testing.T) {
 		t.Errorf("ProviderConfig default is %s with credentials %q, want kubernetes.crossplane.io/v1alpha1 with InjectedIdentity", pc.APIVersion, pc.Spec.Credentials.Source)
 	}
 }
+
+// Crossplane manages the cert-manager Certificates the instance composes and
+// reads the CertificateRequests cert-manager makes for them (the function
+// requires them), through the ClusterRole its own ClusterRole aggregates:
+// cert-manager is no Crossplane package, so nothing else grants its kinds.
+func TestRBACGrantsCertManagerKinds(t *testing.T) {
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(readDocs(t, "../../deploy/rbac.yaml")["ClusterRole/crossplane:firebolt:composed-resources"], role); err != nil {
+		t.Fatal(err)
+	}
+	if role.Labels["rbac.crossplane.io/aggregate-to-crossplane"] != "true" {
+		t.Fatalf("ClusterRole %s lacks the aggregate-to-crossplane label: Crossplane's ClusterRole would not aggregate it", role.Name)
+	}
+	granted := func(resource string) map[string]bool {
+		verbs := map[string]bool{}
+		for _, r := range role.Rules {
+			if slices.Contains(r.APIGroups, "cert-manager.io") && slices.Contains(r.Resources, resource) {
+				for _, v := range r.Verbs {
+					verbs[v] = true
+				}
+			}
+		}
+		return verbs
+	}
+	certs, reqs := granted("certificates"), granted("certificaterequests")
+	for _, v := range []string{"get", "list", "watch", "create", "update", "patch", "delete"} {
+		if !certs[v] {
+			t.Errorf("ClusterRole %s does not grant %s on cert-manager.io/certificates", role.Name, v)
+		}
+	}
+	for _, v := range []string{"get", "list", "watch"} {
+		if !reqs[v] {
+			t.Errorf("ClusterRole %s does not grant %s on cert-manager.io/certificaterequests", role.Name, v)
+		}
+	}
+	for _, v := range []string{"create", "update", "patch", "delete", "*"} {
+		if reqs[v] {
+			t.Errorf("ClusterRole %s grants %s on cert-manager.io/certificaterequests; the function only reads them", role.Name, v)
+		}
+	}
+}

@@ -27,6 +27,16 @@
 //     Running and Ready and gives them IPs from the pod range. The harness
 //     plays a volume provisioner for the default StorageClass, so the
 //     PostgreSQL StatefulSet's claim binds.
+//   - cert-manager v1.21.1, as an administrator installs it before the
+//     Configuration: its CRDs, and its own controllers for Certificates,
+//     Issuers, ClusterIssuers and SelfSigned and CA CertificateRequests as one
+//     process (hack/tools/cert-manager, with --enable-certificate-owner-ref;
+//     no webhook, so nothing validates or defaults cert-manager objects on
+//     admission, and no cainjector). It binds only 127.0.0.1:9402 (metrics)
+//     and 127.0.0.1:9403 (/readyz), so it shares this namespace. A SelfSigned ClusterIssuer issues a CA Certificate in
+//     namespace cert-manager, whose Secret backs the CA ClusterIssuer
+//     internal-ca (harness.CAIssuer): a Certificate it issues gets ca.crt.
+//     Start waits until internal-ca is Ready.
 //   - crossplane core init and core start with --package-runtime=External and
 //     its webhooks on: the Usage webhook refuses deleting a class in use. The
 //     API server reaches it through a Service whose ClusterIP is local here.

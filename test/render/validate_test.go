@@ -15,7 +15,8 @@ import (
 // XRDs, the function's input CRD (so each Composition step's input is
 // checked), Crossplane's own CRDs (Compositions, Functions, Usages, runtime
 // configs) and provider-kubernetes's (the ProviderConfig in deploy/, the
-// Objects PhasedRollout composes). Native kinds need nothing.
+// Objects PhasedRollout composes) and cert-manager's (the signing keys'
+// Certificates an instance composes). Native kinds need nothing.
 func schemas(t *testing.T) string {
 	root := xptools.Root()
 	return strings.Join([]string{
@@ -23,6 +24,7 @@ func schemas(t *testing.T) string {
 		filepath.Join(root, "package", "input"),
 		xptools.CrossplaneCRDs(t),
 		xptools.ProviderKubernetesCRDs(t),
+		xptools.CertManagerCRDs(t),
 	}, ",")
 }
 
@@ -98,8 +100,12 @@ func TestValidateRejectsBrokenExamples(t *testing.T) {
 			want: []string{"terminationGracePeriodSeconds"},
 		},
 		"NotImplementedFeature": {
-			file: "auth-enabled.yaml",
-			want: []string{"spec.auth", "authentication is not implemented"},
+			file: "tls-enabled.yaml",
+			want: []string{"spec.tls.gateway", "TLS is not implemented"},
+		},
+		"AuthWithoutLocal": {
+			file: "auth-without-local.yaml",
+			want: []string{"spec.auth.local is required when spec.auth.enabled is true"},
 		},
 		"PhasedOnDelete": {
 			file: "phased-ondelete.yaml",

@@ -51,6 +51,8 @@ type Report struct {
 	// TopRequests bounds the rows of the by-resource table; the rest are
 	// summed into one row.
 	TopRequests int
+	// Rotation is set by a run with a signing-key rotation phase.
+	Rotation *Rotation
 }
 
 // Markdown renders the report as two tables, a summary and the requests by
@@ -91,6 +93,9 @@ func (r *Report) Markdown() string {
 	row("\"Circuit breaker is open\" log lines", func(p *Phase) string { return fmt.Sprint(p.BreakerLogLines) })
 	row("harness's own requests (waits, fake kubelet, provisioner and package runtime; left out above)", func(p *Phase) string { return count(p.Harness) })
 	fmt.Fprintf(&b, "\nThe function's peak resident memory (VmHWM, whole run): %.1f MiB.\n", float64(r.FunctionPeakRSS)/(1<<20))
+	if r.Rotation != nil {
+		b.WriteString(r.Rotation.Markdown(r.Engines))
+	}
 
 	b.WriteString("\nAPI requests by resource and verb (`apiserver_request_total`, less the harness's own):\n\n")
 	b.WriteString("| resource | verb |")

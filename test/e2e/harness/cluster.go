@@ -77,12 +77,13 @@ func WithTransport(wrap func(http.RoundTripper) http.RoundTripper) Option {
 	return func(c *Cluster) { c.wrap = wrap }
 }
 
-// Start brings up the whole stack in dir: the control plane, Crossplane with
-// the External package runtime, the function, the loopback registry with
-// the packages pushed, the installed Configuration, and provider-kubernetes,
-// its other dependency. It returns once the Configuration, its Function and
-// the Provider are healthy and the Provider's ProviderConfig exists.
-// Progress goes to log.
+// Start brings up the whole stack in dir: the control plane, cert-manager
+// with a CA ClusterIssuer (CAIssuer), Crossplane with the External package
+// runtime, the function, the loopback registry with the packages pushed,
+// the installed Configuration, and provider-kubernetes, its other
+// dependency. It returns once CAIssuer is Ready, the Configuration, its
+// Function and the Provider are healthy and the Provider's ProviderConfig
+// exists. Progress goes to log.
 func Start(ctx context.Context, tools *Tools, dir string, log io.Writer, opts ...Option) (*Cluster, error) {
 	for _, d := range []string{"logs", "etcd", "xpkg-cache"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
@@ -109,6 +110,7 @@ func Start(ctx context.Context, tools *Tools, dir string, log io.Writer, opts ..
 	}{
 		{"control plane", c.startControlPlane},
 		{"background helpers", func(context.Context) error { c.startBackground(bg); return nil }},
+		{"cert-manager", c.startCertManager},
 		{"Crossplane", c.startCrossplane},
 		{"deploy/ manifests and the function", c.startFunction},
 		{"registry and packages", c.installPackages},
@@ -154,9 +156,10 @@ func (c *Cluster) tails(lines int) string {
 }
 
 // Process returns one of the stack's processes by name: etcd,
-// kube-apiserver, kube-controller-manager, kube-scheduler, kwok, crossplane,
-// crossplane-rbac-manager, function, provider-kubernetes (ProviderProcess:
-// its bridge, whose child is the provider).
+// kube-apiserver, kube-controller-manager, kube-scheduler, kwok, cert-manager
+// (CertManagerProcess), crossplane, crossplane-rbac-manager, function,
+// provider-kubernetes (ProviderProcess: its bridge, whose child is the
+// provider).
 func (c *Cluster) Process(name string) *Process { return c.procs.get(name) }
 
 // Processes returns every process, in start order.

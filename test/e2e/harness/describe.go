@@ -63,7 +63,7 @@ func (c *Cluster) Describe(ctx context.Context, namespace string) string {
 		}
 	}
 	for _, q := range [][]string{
-		{"get", "-n", namespace, "statefulsets,controllerrevisions,deployments,services,configmaps,secrets,pods,pvc,poddisruptionbudgets,serviceaccounts,roles,rolebindings,usages.protection.crossplane.io", "-o", "wide", "--show-labels"},
+		{"get", "-n", namespace, "statefulsets,controllerrevisions,deployments,services,configmaps,secrets,pods,pvc,poddisruptionbudgets,serviceaccounts,roles,rolebindings,usages.protection.crossplane.io,certificates.cert-manager.io,certificaterequests.cert-manager.io", "-o", "wide", "--show-labels"},
 		{"get", "-n", namespace, "events", "--sort-by=.lastTimestamp"},
 		{"get", "functions,functionrevisions,configurations,configurationrevisions"},
 	} {

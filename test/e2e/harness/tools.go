@@ -55,6 +55,11 @@ type Tools struct {
 	ProviderKubernetes     string `json:"providerKubernetes"`
 	ProviderKubernetesCRDs string `json:"providerKubernetesCRDs"`
 
+	// CertManager runs cert-manager's controllers (hack/tools/cert-manager),
+	// and CertManagerCRDs is its module's deploy/crds.
+	CertManager     string `json:"certManager"`
+	CertManagerCRDs string `json:"certManagerCRDs"`
+
 	Function             string `json:"function"`
 	FunctionPackage      string `json:"functionPackage"`
 	ConfigurationPackage string `json:"configurationPackage"`
@@ -94,6 +99,8 @@ func Prepare(ctx context.Context, out string, log io.Writer) (*Tools, error) {
 		{"prometheus", &t.Prometheus},
 		{"provider-kubernetes", &t.ProviderKubernetes},
 		{"provider-kubernetes-crds", &t.ProviderKubernetesCRDs},
+		{"cert-manager", &t.CertManager},
+		{"cert-manager-crds", &t.CertManagerCRDs},
 	}
 	for _, tool := range tools {
 		start := time.Now()

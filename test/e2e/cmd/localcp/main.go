@@ -198,9 +198,14 @@ kube-scheduler and KWOK (simulated node and pods), Crossplane v2.4.0 with
 configuration-firebolt and the packages it depends on installed from .xpkg
 files: its function, and provider-kubernetes %[4]s (mirrored into a loopback
 registry; it runs with server-side apply, and its ProviderConfig "%[5]s" is
-in place for the Objects PhasedRollouts compose). The example instance,
-engine class and engine from examples/claims/ are in namespace firebolt;
-the engine "demo" is Ready.
+in place for the Objects PhasedRollouts compose). cert-manager %[8]s runs
+its Certificate and SelfSigned/CA issuer controllers (no webhook: nothing
+validates cert-manager objects on admission); the ClusterIssuer "%[9]s", a
+CA, is Ready. The example instance, engine class and engine from
+examples/claims/ are in namespace firebolt; the engine "demo" is Ready. So
+is examples/auth/: instance "firebolt" with authentication on (the auth
+part of the original operator's auth-and-TLS example), its signing key
+issued by cert-manager (AuthReady True).
 
 Use it from this shell (any kubectl works; this one is v1.34.4):
 
@@ -210,6 +215,18 @@ Use it from this shell (any kubectl works; this one is v1.34.4):
   kubectl get fire,firengc,fireng -n firebolt
   kubectl get statefulsets,services,configmaps,pods -n firebolt -l firebolt.io/engine=demo
   kubectl get objects.kubernetes.crossplane.io
+  kubectl get clusterissuers,certificates,certificaterequests -A
+  kubectl get fire firebolt -n firebolt -o jsonpath='{.status.auth}'
+
+Add an engine to the instance with auth: it mounts the admin password and
+the signing key, and its config.yaml names them:
+
+  kubectl apply -n firebolt -f - <<'YAML'
+  apiVersion: compute.firebolt.io/v1alpha1
+  kind: FireboltEngine
+  metadata: {name: secure}
+  spec: {instanceRef: firebolt, replicas: 1}
+  YAML
 
 Watch a blue-green rollout. In one shell:
 
@@ -237,7 +254,8 @@ on %[6]s scrapes namespace %[7]s for its checks):
 
 Logs of every process: %[3]s
 Stop everything: make down
-`, kc, kubectl, filepath.Join(dir, stackDir, "logs"), harness.ProviderKubernetesVersion, harness.ProviderConfigName, samplePrometheus, sampleNamespace)
+`, kc, kubectl, filepath.Join(dir, stackDir, "logs"), harness.ProviderKubernetesVersion, harness.ProviderConfigName, samplePrometheus, sampleNamespace,
+		harness.CertManagerVersion, harness.CAIssuer)
 	return nil
 }
 

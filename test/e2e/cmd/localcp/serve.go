@@ -22,7 +22,11 @@ import (
 )
 
 // exampleNamespace is where the example claims go.
-const exampleNamespace = "firebolt"
+const (
+	exampleNamespace = "firebolt"
+	// authInstance is the instance of examples/auth.
+	authInstance = "firebolt"
+)
 
 // serve runs in the host's network namespace: it starts the stack in a new
 // namespace and forwards 127.0.0.1:<port> to the stack's API server through
@@ -117,6 +121,9 @@ func netns(dir string) error {
 	if err := applyExamples(sctx, c); err != nil {
 		return err
 	}
+	if err := applyAuthExample(sctx, c); err != nil {
+		return err
+	}
 	// The Prometheus examples/phased/sample/local checks against: it
 	// scrapes the pods of namespace sample, so up{} returns data.
 	prom, err := c.StartPrometheus(sctx, sampleNamespace, samplePrometheus)
@@ -171,6 +178,29 @@ func applyExamples(ctx context.Context, c *harness.Cluster) error {
 		}
 		r, e := harness.Condition(u, "Ready"), harness.Condition(u, "EngineReady")
 		return r.Status == "True" && e.Status == "True", fmt.Sprintf("Ready=%s EngineReady=%s", r, e), nil
+	})
+}
+
+// applyAuthExample applies examples/auth (the auth part of the original
+// operator's auth-and-TLS example, with its admin Secret) in the example
+// namespace and waits until the instance's signing key is issued by the
+// stack's cert-manager: AuthReady True.
+func applyAuthExample(ctx context.Context, c *harness.Cluster) error {
+	if out, err := c.Kubectl(ctx, "apply", "-n", exampleNamespace, "-f", filepath.Join(c.Tools.Root, "examples", "auth")); err != nil {
+		return fmt.Errorf("%w: %s", err, out)
+	}
+	fmt.Print("applied examples/auth in namespace firebolt; waiting for instance firebolt's AuthReady...\n")
+	ri, err := c.Resource(harness.InstanceGVK, exampleNamespace)
+	if err != nil {
+		return err
+	}
+	return harness.Wait(ctx, 5*time.Minute, "instance firebolt AuthReady=True", func(ctx context.Context) (bool, string, error) {
+		u, err := ri.Get(ctx, authInstance, metav1.GetOptions{})
+		if err != nil {
+			return false, harness.SeenErr(err), nil
+		}
+		a := harness.Condition(u, "AuthReady")
+		return a.Status == "True", "AuthReady=" + a.String(), nil
 	})
 }
 

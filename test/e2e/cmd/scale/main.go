@@ -9,7 +9,9 @@
 // apiserver_request_total, less the harness's own), the idle requests per
 // engine per minute by resource and verb, CPU seconds per process, the
 // function's peak memory and how often Crossplane's XR circuit breaker
-// opened.
+// opened. With -auth the instance has spec.auth, and after the idle time a
+// signing-key rotation is measured: its steps, and the function's calls for
+// the instance, whose every call reads every engine's routing Service.
 //
 // Like the e2e tests it runs twice: the first copy builds what is missing
 // while it can reach the module proxy, then runs itself again in a new
@@ -41,6 +43,10 @@ type config struct {
 	steadyTimeout time.Duration
 	out           string
 	keep          bool
+	// auth gives the instance spec.auth and adds the signing-key rotation
+	// phase, bounded by rotationTimeout.
+	auth            bool
+	rotationTimeout time.Duration
 }
 
 // maxEngines bounds N: every engine is a pod on the one simulated node,
@@ -62,6 +68,8 @@ func main() {
 		"bound on waiting for steady state before idling (Crossplane's breaker stays open at least 5m); the idle time is measured anyway and marked NOT steady")
 	flag.StringVar(&cfg.out, "out", "", "also write the markdown report to this file")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the work directory (logs, etcd data) of a run that succeeded")
+	flag.BoolVar(&cfg.auth, "auth", false, "give the instance spec.auth (cert-manager signing keys) and, after the idle time, measure a signing-key rotation")
+	flag.DurationVar(&cfg.rotationTimeout, "rotation-timeout", 0, "bound on the signing-key rotation until every engine is stable on the last key set (default 3m + 6s per engine)")
 	flag.Parse()
 	if cfg.engines < 1 || cfg.engines > maxEngines {
 		fmt.Fprintf(os.Stderr, "scale: -n must be between 1 and %d, got %d\n", maxEngines, cfg.engines)
@@ -81,6 +89,12 @@ func main() {
 	}
 	if cfg.editTimeout <= 0 {
 		cfg.editTimeout = def
+	}
+	if cfg.rotationTimeout <= 0 {
+		// A rotation rolls every engine several times, one step after
+		// another, each step waiting for the instance to see every
+		// engine done.
+		cfg.rotationTimeout = 3*time.Minute + time.Duration(cfg.engines)*6*time.Second
 	}
 	if harness.InNetns() {
 		os.Exit(inside(cfg))

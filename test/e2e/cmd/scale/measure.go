@@ -60,7 +60,7 @@ const (
 )
 
 // processes whose CPU time the report shows, in its order.
-var processes = []string{"kube-apiserver", "etcd", "crossplane", "function", "kwok", "kube-controller-manager", "kube-scheduler"}
+var processes = []string{"kube-apiserver", "etcd", "crossplane", "function", "kwok", "kube-controller-manager", "kube-scheduler", harness.CertManagerProcess}
 
 // harnessProcess is this program: the fake engine pods, the volume
 // provisioner and the waits.
@@ -98,7 +98,7 @@ func measure(ctx context.Context, cfg config, work string) error {
 	// A run that timed out still reports what it measured: which
 	// component was busy is what a timeout needs explained.
 	if len(rep.Phases) > 0 {
-		md := fmt.Sprintf("Command: `make scale N=%d`\n\n%s", cfg.engines, rep.Markdown())
+		md := fmt.Sprintf("Command: `%s`\n\n%s", command(cfg), rep.Markdown())
 		fmt.Print("\n" + md)
 		if cfg.out != "" {
 			if werr := os.WriteFile(cfg.out, []byte(md), 0o644); werr != nil && err == nil {
@@ -109,13 +109,22 @@ func measure(ctx context.Context, cfg config, work string) error {
 	return errors.Wrapf(err, "(logs of every process in %s)", filepath.Join(work, "stack", "logs"))
 }
 
+// command is the make command a run of cfg's phases is, for the report.
+func command(cfg config) string {
+	if cfg.auth {
+		return fmt.Sprintf("make scale N=%d SCALE_FLAGS=-auth", cfg.engines)
+	}
+	return fmt.Sprintf("make scale N=%d", cfg.engines)
+}
+
 type meter struct {
 	c   *harness.Cluster
 	own *scale.Own
 	cfg config
 
-	class  *unstructured.Unstructured
-	engine *unstructured.Unstructured
+	instance *unstructured.Unstructured
+	class    *unstructured.Unstructured
+	engine   *unstructured.Unstructured
 
 	// The engine claims, their composites, and the engines' StatefulSets
 	// and pods, as the watches see them.
@@ -133,6 +142,11 @@ type meter struct {
 	// How far Crossplane's log was read, and the breaker lines in it.
 	logRead    int64
 	breakerLog int
+
+	// How far the function's log was read, and the calls for the
+	// instance's composite in it (the rotation phase counts them).
+	fnLogRead     int64
+	instanceCalls int
 }
 
 func (m *meter) logf(format string, args ...any) {
@@ -170,6 +184,12 @@ func (m *meter) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if m.cfg.auth {
+		if err := m.prepareAuth(ctx, inst); err != nil {
+			return err
+		}
+	}
+	m.instance = inst
 	if m.class, err = read(classFile); err != nil {
 		return err
 	}
@@ -189,7 +209,16 @@ func (m *meter) prepare(ctx context.Context) error {
 		}
 		phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
 		r := harness.Condition(u, "Ready")
-		return phase == "Ready" && r.Status == "True", fmt.Sprintf("phase=%q Ready=%s", phase, r), nil
+		ready := phase == "Ready" && r.Status == "True"
+		seen := fmt.Sprintf("phase=%q Ready=%s", phase, r)
+		if m.cfg.auth {
+			// Engines wait while AuthReady is not True: waiting here
+			// keeps the first key's issuance out of the create phase.
+			a := harness.Condition(u, "AuthReady")
+			ready = ready && a.Status == "True"
+			seen += " AuthReady=" + a.String()
+		}
+		return ready, seen, nil
 	})
 }
 
@@ -238,7 +267,7 @@ func (m *meter) engineWorkload() (scale.Workload, error) {
 	return w, nil
 }
 
-// run measures the three phases. The report it returns holds the phases
+// run measures the three phases, and with cfg.auth the rotation after them. The report it returns holds the phases
 // measured so far also when it fails; a phase that timed out is among them.
 func (m *meter) run(ctx context.Context) (*scale.Report, error) {
 	rep := &scale.Report{Engines: m.cfg.engines, Processes: append(append([]string(nil), processes...), harnessProcess), TopRequests: 30}
@@ -316,6 +345,9 @@ func (m *meter) run(ctx context.Context) (*scale.Report, error) {
 	// would make the idle figures a rollout's.
 	if seen, ok, err := m.stable(active); err != nil || !ok {
 		return rep, errors.Errorf("engines left stable while idle: %s (%v)", seen, err)
+	}
+	if m.cfg.auth {
+		return m.rotation(ctx, rep)
 	}
 	return rep, nil
 }
@@ -483,7 +515,7 @@ func (m *meter) countWorkload(u *unstructured.Unstructured) {
 }
 
 // plural names the resources of the kinds the measurement applies.
-var plural = map[string]string{"FireboltEngine": "fireboltengines", "FireboltEngineClass": "fireboltengineclasses"}
+var plural = map[string]string{"FireboltEngine": "fireboltengines", "FireboltEngineClass": "fireboltengineclasses", "FireboltInstance": "fireboltinstances"}
 
 // waitStable waits until every engine is stable (phase stable, EngineReady
 // and Ready True, nothing draining) and, when after is set, active on a
@@ -650,7 +682,7 @@ func (m *meter) snapshot(ctx context.Context) (*snap, error) {
 	if s.opens, err = crossplaneCounter(ctx, breakerOpens); err != nil {
 		return nil, err
 	}
-	n, read, err := countLines(m.c.Process("crossplane").Log, m.logRead, breakerLogLine)
+	n, read, err := countLines(m.c.Process("crossplane").Log, m.logRead, containing(breakerLogLine))
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot read Crossplane's log")
 	}
@@ -689,10 +721,15 @@ func crossplaneCounter(ctx context.Context, name string) (float64, error) {
 	return scale.SumCounter(io.LimitReader(rsp.Body, 64<<20), name)
 }
 
-// countLines counts the whole lines holding s that a log gained since
-// offset, and returns the offset after the last whole line: Crossplane's
-// debug log grows large, so each snapshot reads only what is new.
-func countLines(path string, offset int64, s string) (int, int64, error) {
+// containing matches the lines holding s.
+func containing(s string) func([]byte) bool {
+	return func(line []byte) bool { return bytes.Contains(line, []byte(s)) }
+}
+
+// countLines counts the whole lines match accepts that a log gained since
+// offset, and returns the offset after the last whole line: Crossplane's and
+// the function's debug logs grow large, so each read takes only what is new.
+func countLines(path string, offset int64, match func([]byte) bool) (int, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, offset, err
@@ -708,9 +745,10 @@ func countLines(path string, offset int64, s string) (int, int64, error) {
 		switch {
 		case err == nil, errors.Is(err, bufio.ErrBufferFull):
 			// A line longer than the buffer is read in pieces; the
-			// message is short and near the start of its line.
+			// messages matched are short and near the start of their
+			// line.
 			offset += int64(len(line))
-			if bytes.Contains(line, []byte(s)) {
+			if match(line) {
 				n++
 			}
 		case errors.Is(err, io.EOF):
