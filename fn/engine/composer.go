@@ -21,6 +21,8 @@ type Composer struct {
 	check  Checker
 	now    func() time.Time
 	rec    metrics.Recorder
+	// memory is each in-place rollout's last move of its partition.
+	memory *phased.Memory
 }
 
 // An Option configures a Composer.
@@ -41,7 +43,7 @@ func WithChecker(check Checker) Option {
 // lists StatefulSet Warning events; either may be nil, in which case a drain
 // check reports that it did not run and no events are read.
 func New(prober DrainProber, events EventLister, o ...Option) *Composer {
-	c := &Composer{prober: prober, events: events, now: time.Now, rec: metrics.Nop{}}
+	c := &Composer{prober: prober, events: events, now: time.Now, rec: metrics.Nop{}, memory: phased.NewMemory()}
 	for _, fn := range o {
 		fn(c)
 	}
@@ -58,6 +60,11 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 	now := c.now()
 	sig := c.gather(ctx, call.Log, in, now)
 	p := Compute(in, sig, now)
+	// Only the last call of a reconcile is applied: a move decided on an
+	// earlier one is decided again on the last.
+	if p.Moved != nil && in.requirementsFetched() {
+		c.memory.Keep(in.Composite.UID, *p.Moved)
+	}
 	c.rec.EngineComposed(observedEngine(call.Req, in, p))
 	if p.AutoStopDecided != "" {
 		c.rec.AutoStopDecided(p.AutoStopDecided)
@@ -70,7 +77,7 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 
 // gather reads the live signals this call needs, and no others.
 func (c *Composer) gather(ctx context.Context, log logging.Logger, in Inputs, now time.Time) Signals {
-	var sig Signals
+	sig := Signals{Recent: c.memory.Recall(in.Composite.UID, now)}
 	if ai, ok := analysisInput(in, now); ok && phased.Analyze(ai).Need == phased.NeedCheck {
 		// Crossplane calls once more within this reconcile while it has not
 		// fetched what the engine requires (its instance always), and keeps
@@ -117,6 +124,7 @@ func (c *Composer) gatherStep(ctx context.Context, in Inputs, now time.Time, sig
 	if !ok {
 		return
 	}
+	si.Recent = sig.Recent
 	d := phased.Step(si)
 	if d.Need == phased.NeedCheck {
 		// As for the analysis: the check runs on the call that has the

@@ -140,6 +140,7 @@ func (m *machine) updating() {
 			m.drainMsg = d.Verdict.Message
 		}
 	}
+	in.Recent = m.sig.Recent
 	d := phased.Step(in)
 	m.partition = &partitionOf{gen: n, value: d.Partition}
 	if d.Status != nil {
@@ -157,9 +158,12 @@ func (m *machine) updating() {
 	if m.ttl == 0 {
 		m.ttl = ttlCreating
 	}
+	if r, ok := phased.Remember(in, d); ok {
+		m.moved = &r
+	}
 	if m.updateDone(n, in, d, rec) {
 		// At rest the recorded partition holds every pod again.
-		m.partition = nil
+		m.partition, m.moved = nil, nil
 		m.next.Phase = terminalPhase(m.in.Spec)
 		m.inEffect = m.onlyGeneration(n)
 		m.ttl = m.in.Config.StableTTL

@@ -193,6 +193,19 @@ func TestUpdatingSteps(t *testing.T) {
 			wantPhase: "updating", wantPartition: 2, wantStep: v1alpha1.RollingPodWaitForPodToBeUpdated,
 			wantTTL: 5 * time.Second, // the drain interval, not a probe asked for
 		},
+		"StaleSnapshotKeepsTheLowering": {
+			// This function let pod 1 go 3 s ago; Crossplane's cache
+			// hands it the snapshot from before (status and StatefulSet
+			// at partition 2) while pod 1 still serves. The lowering is
+			// rendered again, not partition 2, and not announced twice.
+			in: func(t *testing.T) Inputs {
+				return updatingAt(t, old, next, 2, rolling(2, v1alpha1.RollingPodWaitForDrain))
+			},
+			sig: Signals{StepDrain: busy, Recent: &phased.Recent{At: testNow.Add(-3 * time.Second), UpdateRevision: "rev-b", Generation: 1,
+				Partition: 1, Status: rolling(1, v1alpha1.RollingPodWaitForPodToBeUpdated)}},
+			wantPhase: "updating", wantPartition: 1, wantStep: v1alpha1.RollingPodWaitForPodToBeUpdated,
+			wantTTL: 5 * time.Second,
+		},
 		"UnappliedLoweringDrainedIsApplied": {
 			in: func(t *testing.T) Inputs {
 				return updatingAt(t, old, next, 2, rolling(1, v1alpha1.RollingPodWaitForPodToBeUpdated))

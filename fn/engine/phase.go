@@ -7,6 +7,7 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
+	"github.com/firebolt-db/firebolt-crossplane/fn/phased"
 )
 
 // Requeue intervals. Progress never waits on a slow poll: a pass that
@@ -112,6 +113,9 @@ type machine struct {
 	// partition is the partition an in-place step renders; nil when the
 	// recorded one stands.
 	partition *partitionOf
+	// moved is what the function remembers of an in-place step's move of
+	// the partition (phased.Remember); nil when it made none.
+	moved *phased.Recent
 }
 
 func newMachine(in Inputs, sig Signals) *machine {

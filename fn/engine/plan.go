@@ -15,6 +15,7 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine/autostop"
+	"github.com/firebolt-db/firebolt-crossplane/fn/phased"
 )
 
 // A Plan is everything one call decides, ready to be written into the
@@ -47,6 +48,10 @@ type Plan struct {
 	// AutoStopDecided is the reason of the decision auto-stop made on this
 	// call; "" when it made none (disabled, or a rollout under way).
 	AutoStopDecided autostop.Reason
+
+	// Moved is what the function remembers of an in-place step's move of
+	// the partition; nil when it made none.
+	Moved *phased.Recent
 }
 
 // The shapes every composer shares.
@@ -114,6 +119,7 @@ func (m *machine) plan(now time.Time) Plan {
 	for gen, rec := range m.recorded {
 		keep[gen] = rec.encoded()
 	}
+	p.Moved = m.moved
 	if pt := m.partition; pt != nil {
 		name := resourceName(pt.gen, suffixStatefulSet)
 		if d, ok := p.Resources[name]; ok {

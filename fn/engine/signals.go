@@ -10,6 +10,7 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine/autostop"
+	"github.com/firebolt-db/firebolt-crossplane/fn/phased"
 	"github.com/firebolt-db/firebolt-crossplane/fn/promcheck"
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
 )
@@ -35,6 +36,9 @@ type Signals struct {
 	// StepDrain is the drain verdict of the pod an in-place step is about
 	// to let go; nil when none was due.
 	StepDrain *podDrain
+	// Recent is the function's last move of the in-place step's partition,
+	// from its memory (phased.Memory); nil when it has none.
+	Recent *phased.Recent
 }
 
 // A DrainProber scrapes the engine pods a selector names: Drain decides

@@ -47,6 +47,10 @@ type Input struct {
 
 	// Drain is the drain gate (engines); nil when it does not apply.
 	Drain *DrainGate
+
+	// Recent is this function's last lowering of the rollout, as Remember
+	// made it; nil when the process has none (see recent.go).
+	Recent *Recent
 }
 
 // Observed is what Step reads of the observed StatefulSet and its pods.

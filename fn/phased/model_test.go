@@ -20,6 +20,15 @@ type model struct {
 	check    v1alpha1.RolloutCheck
 	drain    bool
 	status   *v1alpha1.PhasedRolloutStatus
+	// Crossplane's caches may hand the calls shortly after a lowering the
+	// snapshot from before it, whole or in part (an informer that lags, a
+	// status write lost): the status and the StatefulSet the lowering
+	// call read are kept for that while, which an edit ends.
+	lowered   bool
+	loweredAt time.Time
+	older     *v1alpha1.PhasedRolloutStatus
+	olderObs  *Observed
+	recent    *Recent
 
 	// calm: checks succeed, pods drain, and no one edits the template.
 	calm bool
@@ -33,8 +42,22 @@ func (m *model) draw(lo, hi int, label string) int { return rapid.IntRange(lo, h
 
 // call is one reconcile: Step, with the I/O it asks for, then the apply.
 func (m *model) call(edit bool) Decision {
-	obs := m.sts.observe()
-	in := Input{Now: m.sts.now, Replicas: m.replicas, Check: m.check, TemplateChanged: edit, Observed: obs, Previous: m.status}
+	fresh := m.sts.observe()
+	obs, prev := fresh, m.status
+	if edit {
+		m.lowered = false
+	}
+	if m.lowered && m.sts.now.Sub(m.loweredAt) <= 10*time.Second {
+		switch m.draw(0, 5, "stale snapshot") {
+		case 0:
+			prev = m.older
+		case 1:
+			obs = m.olderObs
+		case 2:
+			obs, prev = m.olderObs, m.older
+		}
+	}
+	in := Input{Now: m.sts.now, Replicas: m.replicas, Check: m.check, TemplateChanged: edit, Observed: obs, Previous: prev, Recent: m.recent}
 	if m.drain {
 		in.Drain = &DrainGate{Interval: 10 * time.Second}
 	}
@@ -62,6 +85,12 @@ func (m *model) call(edit bool) Decision {
 		m.t.Fatalf("Step still needs %v after a check and a drain outcome", d.Need)
 	}
 	m.checkDecision(in, d)
+	if r, ok := Remember(in, d); ok {
+		m.recent = &r
+	}
+	if d.Partition < m.sts.partition {
+		m.lowered, m.loweredAt, m.older, m.olderObs = true, m.sts.now, m.status, fresh
+	}
 	m.status = d.Status
 	m.sts.apply(d.Partition, edit)
 	return d
@@ -77,6 +106,8 @@ func (m *model) checkDecision(in Input, d Decision) {
 		m.t.Fatalf("partition %d rendered with a new template, want %d", d.Partition, m.replicas)
 	case d.Partition < held-1:
 		m.t.Fatalf("partition dropped from %d to %d in one call", held, d.Partition)
+	case d.Partition > held && !in.TemplateChanged && !rolledOut(in.Observed):
+		m.t.Fatalf("partition raised from %d to %d mid-rollout: the StatefulSet rolls pod %d back", held, d.Partition, held)
 	case d.TTL < 0 || d.TTL > 0 && d.TTL < time.Second:
 		m.t.Fatalf("TTL %v", d.TTL)
 	}
@@ -105,6 +136,12 @@ func (m *model) checkDecision(in Input, d Decision) {
 	if d2 := Step(again); d2.Need == NeedNothing && (d2.Partition != d.Partition || len(d2.Events) > 0 || !cmp.Equal(d2.Status, d.Status)) {
 		m.t.Fatalf("not idempotent: %+v then %+v", d, d2)
 	}
+}
+
+// rolledOut: every pod is on the update revision, the only state in
+// which raising the partition rolls no pod back.
+func rolledOut(o *Observed) bool {
+	return o.CurrentRevision == o.UpdateRevision && o.UpdatedReplicas >= o.Replicas
 }
 
 // advance moves the clock to the next call: a watch event (the controller

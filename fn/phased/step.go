@@ -17,12 +17,15 @@ import (
 //     status unchanged. This call's apply creates a revision no pod may
 //     take unchecked; a rollout under way restarts once the new update
 //     revision is observed;
-//  4. the StatefulSet's status is older than its spec: its revisions and
+//  4. the snapshot is older than this function's last lowering of the
+//     rollout (Input.Recent): the lowering is rendered again, nothing
+//     else decided; a status older than it is replaced by its status;
+//  5. the StatefulSet's status is older than its spec: its revisions and
 //     availability describe another spec, so the partition it holds is
 //     kept, the status unchanged, and Step asks to be called again soon;
-//  5. nothing to roll: partition Replicas, phase updated, so that the next
+//  6. nothing to roll: partition Replicas, phase updated, so that the next
 //     revision waits to be checked;
-//  6. otherwise the rollout goes on (see roll).
+//  7. otherwise the rollout goes on (see roll).
 func Step(in Input) Decision {
 	c := newCall(in)
 	switch {
@@ -30,6 +33,12 @@ func Step(in Input) Decision {
 		return c.suspend()
 	case in.Observed == nil, in.TemplateChanged:
 		return c.hold(c.replicas, ttlWatch)
+	}
+	if d, stale := c.staleSnapshot(); stale {
+		return d
+	}
+	c.olderStatus()
+	switch {
 	case in.Observed.ObservedGeneration < in.Observed.Generation:
 		return c.hold(c.observedPartition(), ttlStale)
 	case c.nothingToRoll():

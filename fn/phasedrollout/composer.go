@@ -16,6 +16,7 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
+	"github.com/firebolt-db/firebolt-crossplane/fn/phased"
 	"github.com/firebolt-db/firebolt-crossplane/fn/promcheck"
 )
 
@@ -24,6 +25,8 @@ type Composer struct {
 	check   promcheck.Runner
 	now     func() time.Time
 	metrics metrics.Recorder
+	// memory is each rollout's last move of its partition (phased.Memory).
+	memory *phased.Memory
 }
 
 // An Option configures a Composer.
@@ -41,7 +44,7 @@ func WithMetrics(r metrics.Recorder) Option {
 
 // New returns a Composer running its checks with check.
 func New(check promcheck.Runner, o ...Option) *Composer {
-	c := &Composer{check: check, now: time.Now, metrics: metrics.Nop{}}
+	c := &Composer{check: check, now: time.Now, metrics: metrics.Nop{}, memory: phased.NewMemory()}
 	for _, fn := range o {
 		fn(c)
 	}
@@ -57,6 +60,8 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 		return err
 	}
 	now := c.now()
+	key := string(in.XR.GetUID())
+	in.Recent = c.memory.Recall(key, now)
 	p := Compute(in, call.Config, now, nil)
 	// Crossplane calls again within one reconcile while the requirements
 	// change, and keeps only the last answer: the check runs once
@@ -67,6 +72,11 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 			promcheck.Secret{Found: in.SecretFound, Data: in.Secret}, now)
 		c.metrics.RolloutChecked(o)
 		p = Compute(in, call.Config, now, &o)
+	}
+	// Only the last call of a reconcile is applied: a move decided on an
+	// earlier one is decided again on the last.
+	if p.Moved != nil && composite.Fetched(call.Req, p.Require) {
+		c.memory.Keep(key, *p.Moved)
 	}
 	call.Log.Debug("Composed phased rollout", "target", in.XR.Spec.TargetRef, "phase", p.Status.Phase, "partition", p.Partition, "ttl", p.TTL)
 	return composite.Write(call.Req, rsp, composite.Response[Status]{

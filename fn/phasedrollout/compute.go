@@ -76,6 +76,9 @@ type Plan struct {
 	Results    []composite.Result
 	Require    map[string]*fnv1.ResourceSelector
 	TTL        time.Duration
+	// Moved is what the function remembers of this call's move of the
+	// partition, if it made one (phased.Remember).
+	Moved *phased.Recent
 }
 
 // Compute decides the Object and the status from in at now; outcome is the
@@ -143,6 +146,7 @@ func roll(in Inputs, prev Status, require map[string]*fnv1.ResourceSelector, cfg
 	if outcome != nil {
 		step.CheckOutcome = &phased.Outcome{Succeeded: outcome.Succeeded, Err: outcome.Cause != "", Message: outcome.Message}
 	}
+	step.Recent = in.Recent
 	d := phased.Step(step)
 	// A Decision that still needs its check holds the partition and the
 	// previous status, so the plan built from it is safe to write as it is
@@ -150,6 +154,9 @@ func roll(in Inputs, prev Status, require map[string]*fnv1.ResourceSelector, cfg
 	p := Plan{NeedCheck: d.Need == phased.NeedCheck && outcome == nil, Partition: d.Partition, Require: require, TTL: d.TTL}
 	if p.TTL == 0 {
 		p.TTL = cfg.StableTTL
+	}
+	if r, ok := phased.Remember(step, d); ok {
+		p.Moved = &r
 	}
 	p.Ready = phased.Available(sts, replicas)
 	p.Resources = map[resource.Name]composite.Desired{

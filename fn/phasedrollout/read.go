@@ -39,6 +39,9 @@ type Inputs struct {
 	Claim composite.Claim
 	// ClaimGen is the claim itself, read for its generation.
 	ClaimGen claimgen.Claim
+	// Recent is the function's last move of this rollout's partition,
+	// from its memory (phased.Memory); nil when it has none.
+	Recent *phased.Recent
 	// Breaker: whether Crossplane's circuit breaker for the composite is
 	// open, and since when.
 	Breaker composite.Breaker

@@ -13,6 +13,7 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/metrics"
+	"github.com/firebolt-db/firebolt-crossplane/fn/phased"
 	"github.com/firebolt-db/firebolt-crossplane/fn/promcheck"
 )
 
@@ -25,6 +26,8 @@ type Composer struct {
 	check   Checker
 	now     func() time.Time
 	metrics metrics.Recorder
+	// memory is each rollout's last move of its partition (phased.Memory).
+	memory *phased.Memory
 }
 
 // An Option configures a Composer.
@@ -42,7 +45,7 @@ func WithMetrics(r metrics.Recorder) Option {
 
 // New returns a Composer running its checks with check.
 func New(check Checker, o ...Option) *Composer {
-	c := &Composer{check: check, now: time.Now, metrics: metrics.Nop{}}
+	c := &Composer{check: check, now: time.Now, metrics: metrics.Nop{}, memory: phased.NewMemory()}
 	for _, fn := range o {
 		fn(c)
 	}
@@ -58,6 +61,8 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 		return err
 	}
 	now := c.now()
+	key := string(in.XR.GetUID())
+	in.Recent = c.memory.Recall(key, now)
 	p := Compute(in, call.Config, now, nil)
 	// Crossplane calls once more within this reconcile when its first call
 	// returns requirements it has not fetched (the claim always is one), and
@@ -67,6 +72,11 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 		o := c.runCheck(ctx, in, now)
 		c.metrics.RolloutChecked(o)
 		p = Compute(in, call.Config, now, &o)
+	}
+	// Only the last call of a reconcile is applied: a move decided on an
+	// earlier one is decided again on the last.
+	if p.Moved != nil && composite.Fetched(call.Req, p.Require) {
+		c.memory.Keep(key, *p.Moved)
 	}
 	call.Log.Debug("Composed phased StatefulSet", "phase", p.Status.Phase, "partition", p.Partition, "ttl", p.TTL)
 	return write(call.Req, rsp, p)

@@ -57,6 +57,9 @@ type Plan struct {
 	Results   []composite.Result
 	Require   map[string]*fnv1.ResourceSelector
 	TTL       time.Duration
+	// Moved is what the function remembers of this call's move of the
+	// partition, if it made one (phased.Remember).
+	Moved *phased.Recent
 }
 
 // Compute decides the StatefulSet and the status from in at now; outcome
@@ -106,6 +109,7 @@ func Compute(in Inputs, cfg v1beta1.Resolved, now time.Time, outcome *promcheck.
 	if outcome != nil {
 		step.CheckOutcome = &phased.Outcome{Succeeded: outcome.Succeeded, Err: outcome.Cause != "", Message: outcome.Message}
 	}
+	step.Recent = in.Recent
 	d := phased.Step(step)
 	// A Decision that still needs its check holds the partition and the
 	// previous status, so the plan built from it is safe to write as it
@@ -113,6 +117,9 @@ func Compute(in Inputs, cfg v1beta1.Resolved, now time.Time, outcome *promcheck.
 	p := Plan{NeedCheck: d.Need == phased.NeedCheck && outcome == nil, Partition: d.Partition, Require: require, TTL: d.TTL}
 	if p.TTL == 0 {
 		p.TTL = cfg.StableTTL
+	}
+	if r, ok := phased.Remember(step, d); ok {
+		p.Moved = &r
 	}
 	obj, err := r.Object(d.Partition)
 	if err != nil {

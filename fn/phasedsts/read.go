@@ -46,6 +46,9 @@ type Inputs struct {
 	RolledPod *phased.Pod
 	// ClaimGen is the claim itself, read for its generation.
 	ClaimGen claimgen.Claim
+	// Recent is the function's last move of this rollout's partition,
+	// from its memory (phased.Memory); nil when it has none.
+	Recent *phased.Recent
 	// Breaker: whether Crossplane's circuit breaker for the composite is
 	// open, and since when.
 	Breaker composite.Breaker

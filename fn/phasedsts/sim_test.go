@@ -182,7 +182,7 @@ func newSim(t *testing.T, prom *promServer) *sim {
 func (s *sim) request() *fnv1.RunFunctionRequest {
 	xr := map[string]any{
 		"apiVersion": "apps.firebolt.io/v1alpha1", "kind": "XPhasedStatefulSet",
-		"metadata": map[string]any{"name": "web-x7k2p", "labels": map[string]any{
+		"metadata": map[string]any{"name": "web-x7k2p", "uid": "5d1c7a2e-sim", "labels": map[string]any{
 			"crossplane.io/claim-name": simName, "crossplane.io/claim-namespace": simNamespace}},
 		"spec": s.spec,
 	}
@@ -213,7 +213,14 @@ func (s *sim) request() *fnv1.RunFunctionRequest {
 // call runs the function once and applies what it desired.
 func (s *sim) call() *fnv1.RunFunctionResponse {
 	s.t.Helper()
-	rsp, err := s.f.RunFunction(context.Background(), s.request())
+	return s.callWith(s.request())
+}
+
+// callWith runs the function on req, which may be a snapshot older than
+// what the sim holds, and applies what it desired, as Crossplane does.
+func (s *sim) callWith(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
+	s.t.Helper()
+	rsp, err := s.f.RunFunction(context.Background(), req)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -250,13 +257,19 @@ func (s *sim) run(limit int, done func() bool) {
 		if done() {
 			return
 		}
-		if s.set.Tick() {
-			s.now = s.now.Add(time.Second)
-			continue
-		}
-		s.now = s.now.Add(rsp.GetMeta().GetTtl().AsDuration())
+		s.advance(rsp)
 	}
 	s.t.Fatalf("not done after %d calls: partitions %v, pods %v, status %v", limit, s.partitions, s.set.Pods, s.status)
+}
+
+// advance moves time to the next call: a second when the controller
+// changed something (a watch event), else the response's TTL.
+func (s *sim) advance(rsp *fnv1.RunFunctionResponse) {
+	if s.set.Tick() {
+		s.now = s.now.Add(time.Second)
+		return
+	}
+	s.now = s.now.Add(rsp.GetMeta().GetTtl().AsDuration())
 }
 
 func (s *sim) phase() string {
@@ -435,5 +448,58 @@ func TestRunFunctionRefusesAPrivilegedTemplate(t *testing.T) {
 	}
 	if c.GetReason() != phasedsts.ReasonTemplateRejected || !strings.Contains(c.GetMessage(), "spec.statefulSet.spec.template.spec.volumes[host].hostPath.path") {
 		t.Errorf("Updated condition %s %q, want %s naming the host path", c.GetReason(), c.GetMessage(), phasedsts.ReasonTemplateRejected)
+	}
+}
+
+// Crossplane reads the composite and the StatefulSet from informers that
+// may lag: the calls just after a lowering may get the snapshot from before
+// it (seen in CI, a composite three seconds old), and Crossplane applies
+// what they desire. Replayed twice after every lowering, while the check
+// finds no data, that snapshot raises no partition and lets no pod go
+// twice: the partitions still go 3, 2, 1, 0 and back to 3, with one
+// StepDone per pod.
+func TestRunFunctionStaleSnapshotAfterALowering(t *testing.T) {
+	prom := newPromServer(t)
+	prom.data.Store(true)
+	s := newSim(t, prom)
+	rolledOut := func() bool {
+		return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.CurrentRevision == s.set.UpdateRevision
+	}
+	s.run(20, rolledOut)
+	s.spec, s.partitions, s.results = simSpec("nginx:2", prom.URL), nil, nil
+
+	replays := 0
+	for range 300 {
+		req := s.request()
+		before := s.set.Partition
+		rsp := s.callWith(req)
+		if s.set.Partition < before {
+			prom.data.Store(false)
+			for range 2 {
+				s.now = s.now.Add(time.Second)
+				rsp = s.callWith(req)
+				replays++
+			}
+			prom.data.Store(true)
+		}
+		if rolledOut() {
+			break
+		}
+		s.advance(rsp)
+	}
+	if !rolledOut() {
+		t.Fatalf("not rolled out: partitions %v, pods %v, status %v", s.partitions, s.set.Pods, s.status)
+	}
+	if want := []int32{3, 2, 1, 0, 3}; fmt.Sprint(s.partitions) != fmt.Sprint(want) {
+		t.Errorf("with stale snapshots replayed after each lowering the partitions went %v, want %v", s.partitions, want)
+	}
+	steps := 0
+	for _, r := range s.results {
+		if r.GetReason() == phased.ReasonStepDone {
+			steps++
+		}
+	}
+	if replays != 6 || steps != 3 {
+		t.Errorf("%d stale calls replayed, %d StepDone events; want 6 and 3 (one per pod)", replays, steps)
 	}
 }
