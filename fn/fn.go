@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
@@ -162,6 +164,10 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 // them (a composer replaces the desired composite, never edits it).
 func respond(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	rsp := response.To(req, response.DefaultTTL)
+	if c := req.GetContext(); c != nil {
+		// A composer may set a key of the pipeline context.
+		rsp.Context = proto.Clone(c).(*structpb.Struct)
+	}
 	if d := req.GetDesired(); d != nil {
 		rsp.Desired = &fnv1.State{Composite: d.GetComposite(), Resources: maps.Clone(d.GetResources())}
 	}

@@ -70,16 +70,3 @@ func RequiredSecretFacts(req *fnv1.RunFunctionRequest, reqName, name, key string
 	}
 	return f
 }
-
-// Fetched says whether Crossplane sent every requirement in require with
-// this request: the call is then the last of its reconcile, whose answer
-// Crossplane keeps (it calls again only while the requirements change).
-func Fetched(req *fnv1.RunFunctionRequest, require map[string]*fnv1.ResourceSelector) bool {
-	have := req.GetRequiredResources()
-	for name := range require {
-		if _, ok := have[name]; !ok {
-			return false
-		}
-	}
-	return true
-}

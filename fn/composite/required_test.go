@@ -82,27 +82,3 @@ func TestRequiredSecretFacts(t *testing.T) {
 		})
 	}
 }
-
-func TestFetched(t *testing.T) {
-	sel := &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Secret"}
-	req := &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{"claim": {}, "secret": {Items: []*fnv1.Resource{{}}}}}
-	cases := map[string]struct {
-		require map[string]*fnv1.ResourceSelector
-		want    bool
-	}{
-		"NothingRequired":     {nil, true},
-		"AllSent":             {map[string]*fnv1.ResourceSelector{"claim": sel, "secret": sel}, true},
-		"SentEvenIfNoneMatch": {map[string]*fnv1.ResourceSelector{"claim": sel}, true},
-		"OneNotSentYet":       {map[string]*fnv1.ResourceSelector{"claim": sel, "rolled-pod": sel}, false},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if got := Fetched(req, tc.require); got != tc.want {
-				t.Errorf("Fetched(...) = %t, want %t", got, tc.want)
-			}
-		})
-	}
-	if Fetched(&fnv1.RunFunctionRequest{}, map[string]*fnv1.ResourceSelector{"claim": sel}) {
-		t.Error("a first call, sent no required resources, is the last of its reconcile")
-	}
-}

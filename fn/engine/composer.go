@@ -58,13 +58,8 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 		return err
 	}
 	now := c.now()
-	sig := c.gather(ctx, call.Log, in, now)
+	sig := c.gather(ctx, call.Log, in, now, c.memory.Recall(in.Composite.UID, call.Req, now))
 	p := Compute(in, sig, now)
-	// Only the last call of a reconcile is applied: a move decided on an
-	// earlier one is decided again on the last.
-	if p.Moved != nil && in.requirementsFetched() {
-		c.memory.Keep(in.Composite.UID, *p.Moved)
-	}
 	c.rec.EngineComposed(observedEngine(call.Req, in, p))
 	if p.AutoStopDecided != "" {
 		c.rec.AutoStopDecided(p.AutoStopDecided)
@@ -72,12 +67,16 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 	call.Log.Debug("Composed engine", "engine", in.Engine, "namespace", in.Namespace,
 		"phase", p.Status.Phase, "currentGeneration", p.Status.CurrentGeneration,
 		"activeGeneration", p.Status.ActiveGeneration, "resources", len(p.Resources), "ttl", p.TTL.String())
-	return Write(call.Req, rsp, p)
+	if err := Write(call.Req, rsp, p); err != nil {
+		return err
+	}
+	c.memory.Settle(in.Composite.UID, call.Req, rsp, p.Moved)
+	return nil
 }
 
 // gather reads the live signals this call needs, and no others.
-func (c *Composer) gather(ctx context.Context, log logging.Logger, in Inputs, now time.Time) Signals {
-	sig := Signals{Recent: c.memory.Recall(in.Composite.UID, now)}
+func (c *Composer) gather(ctx context.Context, log logging.Logger, in Inputs, now time.Time, recent *phased.Recent) Signals {
+	sig := Signals{Recent: recent}
 	if ai, ok := analysisInput(in, now); ok && phased.Analyze(ai).Need == phased.NeedCheck {
 		// Crossplane calls once more within this reconcile while it has not
 		// fetched what the engine requires (its instance always), and keeps

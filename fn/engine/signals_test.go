@@ -213,7 +213,7 @@ func TestGather(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := &recordingProber{v: scrape.Verdict{Drained: true}}
 			c := New(p, tc.events)
-			got := c.gather(context.Background(), logging.NewNopLogger(), tc.in(t), testNow)
+			got := c.gather(context.Background(), logging.NewNopLogger(), tc.in(t), testNow, nil)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("gather: -want, +got:\n%s", diff)
 			}
@@ -232,7 +232,7 @@ func TestGather(t *testing.T) {
 func TestGatherWithoutDependencies(t *testing.T) {
 	in := drainingAt(t, "draining", 0, baseSpec(), replicasSpec(3))
 	c := New(nil, nil)
-	p := Compute(in, c.gather(context.Background(), logging.NewNopLogger(), in, testNow), testNow)
+	p := Compute(in, c.gather(context.Background(), logging.NewNopLogger(), in, testNow, nil), testNow)
 	if p.Status.Phase != v1alpha1.EnginePhaseDraining || p.Conditions[0].Reason != ReasonDrainCheckFailing {
 		t.Errorf("without a prober: want draining with DrainCheckFailing, got %s with %s", p.Status.Phase, p.Conditions[0].Reason)
 	}

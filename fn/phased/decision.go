@@ -47,4 +47,7 @@ type Decision struct {
 	// timing out of range. They are the same on calls that decide the
 	// same.
 	Notes []string
+	// Reasserted: the Decision renders Input.Recent again on a snapshot
+	// older than it; it is no move of its own (Remember keeps nothing).
+	Reasserted bool
 }

@@ -37,6 +37,9 @@ type Recent struct {
 	Partition int32
 	// Status is the status written with it.
 	Status *v1alpha1.PhasedRolloutStatus
+
+	// tag names the call that made it (see Memory).
+	tag string
 }
 
 // Remember is what a caller keeps of a final decision for the next calls:
@@ -44,7 +47,7 @@ type Recent struct {
 // rollout, and nothing else.
 func Remember(in Input, d Decision) (Recent, bool) {
 	o := in.Observed
-	if d.Need != NeedNothing || o == nil || in.TemplateChanged || in.StandardRollingUpdate || d.Status == nil ||
+	if d.Need != NeedNothing || d.Reasserted || o == nil || in.TemplateChanged || in.StandardRollingUpdate || d.Status == nil ||
 		d.Status.UpdateRevision != o.UpdateRevision {
 		return Recent{}, false
 	}
@@ -80,7 +83,7 @@ func (c *call) staleSnapshot() (Decision, bool) {
 	}
 	c.note(fmt.Sprintf("the StatefulSet observed (generation %d, partition %d) is older than this function's move to partition %d %s ago: the move is rendered again",
 		c.in.Observed.Generation, c.observedPartition(), r.Partition, c.now.Sub(r.At)))
-	return Decision{Status: r.Status.DeepCopy(), Partition: r.Partition, TTL: ttlStale, Notes: c.notes}, true
+	return Decision{Status: r.Status.DeepCopy(), Partition: r.Partition, TTL: ttlStale, Notes: c.notes, Reasserted: true}, true
 }
 
 // olderStatus replaces a status older than this function's last move (a

@@ -37,13 +37,13 @@ func TestStepRecent(t *testing.T) {
 			reason: "Status and StatefulSet both from before the lowering (generation 4, partition 2), its check passing again: the lowering to 1 is rendered with its status, not partition 2, and no second StepDone.",
 			in:     input(sts(2), rollingR2(checking(2, 0, 0)), success, recentLowering()),
 			want: Decision{Status: loweredTo1, Partition: 1, TTL: 5 * time.Second, Notes: []string{
-				"the StatefulSet observed (generation 4, partition 2) is older than this function's move to partition 1 3s ago: the move is rendered again"}},
+				"the StatefulSet observed (generation 4, partition 2) is older than this function's move to partition 1 3s ago: the move is rendered again"}, Reasserted: true},
 		},
 		"StaleStatefulSetFreshStatus": {
 			reason: "The status has the lowering, the StatefulSet is from before it: the drain gate would otherwise hold (render) partition 2 again.",
 			in:     input(sts(2), loweredTo1, gate(nil), recentLowering()),
 			want: Decision{Status: loweredTo1, Partition: 1, TTL: 5 * time.Second, Notes: []string{
-				"the StatefulSet observed (generation 4, partition 2) is older than this function's move to partition 1 3s ago: the move is rendered again"}},
+				"the StatefulSet observed (generation 4, partition 2) is older than this function's move to partition 1 3s ago: the move is rendered again"}, Reasserted: true},
 		},
 		"StatusOlderThanTheLowering": {
 			reason: "The StatefulSet holds the lowering (generation 5, partition 1) but the status is from before it: the step goes on at 1, where the status alone would render 2 and roll pod 1 back.",
@@ -60,7 +60,7 @@ func TestStepRecent(t *testing.T) {
 				r.Partition, r.Status = 3, &v1alpha1.PhasedRolloutStatus{Phase: updated, UpdateRevision: r2, RolloutStartTime: ts(-3600), RolloutEndTime: ts(-3)}
 			})),
 			want: Decision{Status: &v1alpha1.PhasedRolloutStatus{Phase: updated, UpdateRevision: r2, RolloutStartTime: ts(-3600), RolloutEndTime: ts(-3)}, Partition: 3, TTL: 5 * time.Second,
-				Notes: []string{"the StatefulSet observed (generation 4, partition 0) is older than this function's move to partition 3 3s ago: the move is rendered again"}},
+				Notes: []string{"the StatefulSet observed (generation 4, partition 0) is older than this function's move to partition 3 3s ago: the move is rendered again"}, Reasserted: true},
 		},
 		"ForgottenAfterTheWindow": {
 			reason: "A move 30 s old is not read: the call decides on its snapshot (the step at 2 passes its third check and lowers).",
@@ -109,6 +109,7 @@ func TestRemember(t *testing.T) {
 		"TemplateChanged": {in: input(sts(2), rollingR2(checking(2, 0, 0)), templated), d: Decision{Status: rollingR2(checking(2, 0, 0)), Partition: 3}},
 		"Standard":        {in: input(sts(2), rollingR2(checking(2, 0, 0)), standard), d: Decision{Status: &v1alpha1.PhasedRolloutStatus{Phase: suspendedPh, UpdateRevision: r2}}},
 		"NotObserved":     {in: input(nil, nil), d: Decision{Partition: 3}},
+		"Reasserted":      {in: input(sts(2), rollingR2(checking(2, 0, 0)), recentLowering()), d: Decision{Status: loweredTo1, Partition: 1, Reasserted: true}},
 		"Completion": {
 			in: input(sts(0, func(o *Observed) { o.CurrentRevision = r2 }), rollingR2(rps{Status: waitPod})),
 			d:  Decision{Status: &v1alpha1.PhasedRolloutStatus{Phase: updated, UpdateRevision: r2}, Partition: 3},
@@ -123,7 +124,7 @@ func TestRemember(t *testing.T) {
 			if ok {
 				got = &r
 			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(Recent{})); diff != "" {
 				t.Errorf("Remember(...): -want, +got:\n%s", diff)
 			}
 		})

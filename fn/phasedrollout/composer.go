@@ -61,7 +61,7 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 	}
 	now := c.now()
 	key := string(in.XR.GetUID())
-	in.Recent = c.memory.Recall(key, now)
+	in.Recent = c.memory.Recall(key, call.Req, now)
 	p := Compute(in, call.Config, now, nil)
 	// Crossplane calls again within one reconcile while the requirements
 	// change, and keeps only the last answer: the check runs once
@@ -73,13 +73,8 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 		c.metrics.RolloutChecked(o)
 		p = Compute(in, call.Config, now, &o)
 	}
-	// Only the last call of a reconcile is applied: a move decided on an
-	// earlier one is decided again on the last.
-	if p.Moved != nil && composite.Fetched(call.Req, p.Require) {
-		c.memory.Keep(key, *p.Moved)
-	}
 	call.Log.Debug("Composed phased rollout", "target", in.XR.Spec.TargetRef, "phase", p.Status.Phase, "partition", p.Partition, "ttl", p.TTL)
-	return composite.Write(call.Req, rsp, composite.Response[Status]{
+	if err := composite.Write(call.Req, rsp, composite.Response[Status]{
 		Status:       p.Status,
 		Ready:        p.Ready,
 		Resources:    p.Resources,
@@ -87,5 +82,9 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 		Results:      p.Results,
 		Requirements: p.Require,
 		TTL:          p.TTL,
-	})
+	}); err != nil {
+		return err
+	}
+	c.memory.Settle(key, call.Req, rsp, p.Moved)
+	return nil
 }

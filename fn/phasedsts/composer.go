@@ -62,7 +62,7 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 	}
 	now := c.now()
 	key := string(in.XR.GetUID())
-	in.Recent = c.memory.Recall(key, now)
+	in.Recent = c.memory.Recall(key, call.Req, now)
 	p := Compute(in, call.Config, now, nil)
 	// Crossplane calls once more within this reconcile when its first call
 	// returns requirements it has not fetched (the claim always is one), and
@@ -73,13 +73,12 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 		c.metrics.RolloutChecked(o)
 		p = Compute(in, call.Config, now, &o)
 	}
-	// Only the last call of a reconcile is applied: a move decided on an
-	// earlier one is decided again on the last.
-	if p.Moved != nil && composite.Fetched(call.Req, p.Require) {
-		c.memory.Keep(key, *p.Moved)
-	}
 	call.Log.Debug("Composed phased StatefulSet", "phase", p.Status.Phase, "partition", p.Partition, "ttl", p.TTL)
-	return write(call.Req, rsp, p)
+	if err := write(call.Req, rsp, p); err != nil {
+		return err
+	}
+	c.memory.Settle(key, call.Req, rsp, p.Moved)
+	return nil
 }
 
 // runCheck runs the check with the Secret's credentials.

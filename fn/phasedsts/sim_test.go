@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/crossplane/function-sdk-go/logging"
@@ -451,26 +452,56 @@ func TestRunFunctionRefusesAPrivilegedTemplate(t *testing.T) {
 	}
 }
 
+// rolledOut: the last revision is on every pod and the status says so.
+func (s *sim) rolledOut() bool {
+	return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.CurrentRevision == s.set.UpdateRevision
+}
+
+// rollEdit rolls a new set out, edits its template and drives the edit's
+// rollout with reconcile, one reconcile a round, until it is rolled out:
+// then the partitions went 3, 2, 1, 0 and back to 3, with one StepDone
+// per pod in the answers Crossplane applied. reconcile returns the applied
+// response.
+func (s *sim) rollEdit(prom *promServer, reconcile func(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse) {
+	s.t.Helper()
+	prom.data.Store(true)
+	s.run(20, s.rolledOut)
+	s.spec, s.partitions, s.results = simSpec("nginx:2", prom.URL), nil, nil
+	for range 300 {
+		rsp := reconcile(s.request())
+		if s.rolledOut() {
+			break
+		}
+		s.advance(rsp)
+	}
+	if !s.rolledOut() {
+		s.t.Fatalf("not rolled out: partitions %v, pods %v, status %v", s.partitions, s.set.Pods, s.status)
+	}
+	if want := []int32{3, 2, 1, 0, 3}; fmt.Sprint(s.partitions) != fmt.Sprint(want) {
+		s.t.Errorf("the partitions went %v, want %v", s.partitions, want)
+	}
+	steps := 0
+	for _, r := range s.results {
+		if r.GetReason() == phased.ReasonStepDone {
+			steps++
+		}
+	}
+	if steps != 3 {
+		s.t.Errorf("%d StepDone events in the answers Crossplane applied, want 3 (one per pod)", steps)
+	}
+}
+
 // Crossplane reads the composite and the StatefulSet from informers that
 // may lag: the calls just after a lowering may get the snapshot from before
 // it (seen in CI, a composite three seconds old), and Crossplane applies
 // what they desire. Replayed twice after every lowering, while the check
 // finds no data, that snapshot raises no partition and lets no pod go
-// twice: the partitions still go 3, 2, 1, 0 and back to 3, with one
-// StepDone per pod.
+// twice.
 func TestRunFunctionStaleSnapshotAfterALowering(t *testing.T) {
 	prom := newPromServer(t)
-	prom.data.Store(true)
 	s := newSim(t, prom)
-	rolledOut := func() bool {
-		return s.phase() == string(v1alpha1.PhasedRolloutUpdated) && s.set.CurrentRevision == s.set.UpdateRevision
-	}
-	s.run(20, rolledOut)
-	s.spec, s.partitions, s.results = simSpec("nginx:2", prom.URL), nil, nil
-
 	replays := 0
-	for range 300 {
-		req := s.request()
+	s.rollEdit(prom, func(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 		before := s.set.Partition
 		rsp := s.callWith(req)
 		if s.set.Partition < before {
@@ -482,24 +513,28 @@ func TestRunFunctionStaleSnapshotAfterALowering(t *testing.T) {
 			}
 			prom.data.Store(true)
 		}
-		if rolledOut() {
-			break
+		return rsp
+	})
+	if replays != 6 {
+		t.Errorf("%d stale calls replayed, want 6 (two after each of three lowerings)", replays)
+	}
+}
+
+// Crossplane calls the function again within a reconcile when the objects
+// it fetched afresh differ from those it seeded the first call with, and
+// applies only the last answer. Here every reconcile makes two calls on the
+// same data, the second with the pipeline context the first returned: the
+// second must decide afresh, not stand on the first's move, or the
+// StepDone events (in the first answer only) would be lost.
+func TestRunFunctionTwoCallsInAReconcile(t *testing.T) {
+	prom := newPromServer(t)
+	s := newSim(t, prom)
+	s.rollEdit(prom, func(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
+		first, err := s.f.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
+		if err != nil {
+			t.Fatal(err)
 		}
-		s.advance(rsp)
-	}
-	if !rolledOut() {
-		t.Fatalf("not rolled out: partitions %v, pods %v, status %v", s.partitions, s.set.Pods, s.status)
-	}
-	if want := []int32{3, 2, 1, 0, 3}; fmt.Sprint(s.partitions) != fmt.Sprint(want) {
-		t.Errorf("with stale snapshots replayed after each lowering the partitions went %v, want %v", s.partitions, want)
-	}
-	steps := 0
-	for _, r := range s.results {
-		if r.GetReason() == phased.ReasonStepDone {
-			steps++
-		}
-	}
-	if replays != 6 || steps != 3 {
-		t.Errorf("%d stale calls replayed, %d StepDone events; want 6 and 3 (one per pod)", replays, steps)
-	}
+		req.Context = first.GetContext()
+		return s.callWith(req)
+	})
 }
