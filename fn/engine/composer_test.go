@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
@@ -25,7 +26,9 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
+	"github.com/firebolt-db/firebolt-crossplane/fn/instancestate"
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
 )
 
@@ -259,6 +262,73 @@ func TestRunFunction(t *testing.T) {
 			if diff := cmp.Diff(before, req, protocmp.Transform()); diff != "" {
 				t.Errorf("RunFunction modified its request: -before, +after:\n%s", diff)
 			}
+
+			// The same call with the instance read from the ConfigMap it
+			// publishes (from the claim, as the instance composes it):
+			// the same response, but for the requirements, which no
+			// longer ask for the claim.
+			viaState, ok := viaInstanceState(t, req)
+			if !ok {
+				return
+			}
+			c2 := engine.New(&fixedProber{verdict: tc.verdict}, fixedEvents{tc.events}, engine.WithClock(func() time.Time { return responseClock }))
+			gotState, err := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{v1alpha1.XFireboltEngineKind: c2}).RunFunction(context.Background(), viaState)
+			if err != nil {
+				t.Fatalf("RunFunction with the instance's ConfigMap: %v", err)
+			}
+			if r := gotState.GetRequirements().GetResources(); len(got.GetRequirements().GetResources()) > 0 && (r[engine.RequirementInstance] != nil || r[engine.RequirementInstanceState] == nil) {
+				t.Errorf("with the instance's ConfigMap found, the engine requires %v: want the ConfigMap and not the claim", keysOf(r))
+			}
+			a, b := proto.Clone(got).(*fnv1.RunFunctionResponse), proto.Clone(gotState).(*fnv1.RunFunctionResponse)
+			a.Requirements, b.Requirements = nil, nil
+			if diff := cmp.Diff(a, b, protocmp.Transform()); diff != "" {
+				t.Errorf("the instance read from its ConfigMap gives another response than read from its claim: -claim, +ConfigMap:\n%s", diff)
+			}
 		})
 	}
+}
+
+// viaInstanceState is req with the instance claim Crossplane handed in
+// replaced by the ConfigMap the instance publishes from it; false when req
+// carries no instance claim.
+func viaInstanceState(t testing.TB, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionRequest, bool) {
+	t.Helper()
+	items := req.GetRequiredResources()[engine.RequirementInstance].GetItems()
+	if len(items) == 0 {
+		return nil, false
+	}
+	u := items[0].GetResource().AsMap()
+	var claim struct {
+		Metadata metav1.ObjectMeta               `json:"metadata"`
+		Spec     v1alpha1.FireboltInstanceSpec   `json:"spec"`
+		Status   v1alpha1.FireboltInstanceStatus `json:"status"`
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, &claim); err != nil {
+		t.Fatal(err)
+	}
+	st := instancestate.Of(claim.Metadata.Name, claim.Spec, claim.Status, composite.ConditionOf(u, engine.TypeInstanceAuthReady))
+	cm, err := instancestate.ConfigMap(claim.Metadata.Namespace, claim.Metadata.Name, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := proto.Clone(req).(*fnv1.RunFunctionRequest)
+	delete(out.GetRequiredResources(), engine.RequirementInstance)
+	out.RequiredResources[engine.RequirementInstanceState] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: s}}}
+	return out, true
+}
+
+func keysOf[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }

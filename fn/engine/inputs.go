@@ -15,12 +15,21 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine/autostop"
+	"github.com/firebolt-db/firebolt-crossplane/fn/instancestate"
 	"github.com/firebolt-db/firebolt-crossplane/fn/phased"
 )
 
 // Names of the requirements the composer asks Crossplane for.
 const (
-	RequirementInstance = "instance"
+	// RequirementInstanceState is the ConfigMap in which the instance
+	// publishes what its engines read of it (package instancestate);
+	// RequirementInstance is the instance claim itself, asked for only while
+	// that ConfigMap is missing (an instance not yet composed by this
+	// version, or none at all). The claim's status changes at every step of
+	// the instance, and a required object is watched: requiring it always
+	// called every engine of the instance on each of those writes.
+	RequirementInstanceState = "instance-state"
+	RequirementInstance      = "instance"
 	// RequirementClassSpec is the ConfigMap in which the class publishes
 	// its spec (contract.ClassSpecConfigMap); RequirementClass is the class
 	// claim itself, asked for only while that ConfigMap is missing, to tell
@@ -96,12 +105,19 @@ type CompositeMeta struct {
 	UID  string
 }
 
-// InstanceRef is the required FireboltInstance claim.
+// InstanceRef is the referenced FireboltInstance, read from the ConfigMap
+// that publishes its state for engines or, while that is missing, from its
+// claim.
 type InstanceRef struct {
 	Name string
-	// Resolved is false until Crossplane has tried to fetch it.
+	// StateResolved: Crossplane has tried to fetch the ConfigMap;
+	// Published: it found it.
+	StateResolved, Published bool
+	// Resolved is false until Crossplane has tried to fetch what the
+	// instance is read from (the ConfigMap, else the claim).
 	Resolved bool
-	// Found is true when it exists; then Spec and Status hold it.
+	// Found is true when it exists; then Spec and Status hold what engines
+	// read of it.
 	Found  bool
 	Spec   v1alpha1.FireboltInstanceSpec
 	Status v1alpha1.FireboltInstanceStatus
@@ -161,30 +177,15 @@ func Read(c composite.Call) (Inputs, error) {
 
 	in.Observed = observedComposed(c.Req.GetObserved().GetResources())
 
+	var err error
 	if in.Engine != "" {
-		var err error
 		if in.Claim, err = claimgen.Read(c.Req, in.Engine, in.Spec); err != nil {
 			return Inputs{}, err
 		}
 	}
 
-	in.Instance.Name = in.Spec.InstanceRef
-	obj, resolved, err := composite.RequiredNamed(c.Req, RequirementInstance, v1alpha1.FireboltInstanceKind, in.Instance.Name)
-	if err != nil {
+	if in.Instance, err = readInstance(c, in.Spec.InstanceRef); err != nil {
 		return Inputs{}, err
-	}
-	in.Instance.Resolved = resolved
-	if obj != nil {
-		in.Instance.Found = true
-		if err := composite.DecodeField(obj.Object, "spec", &in.Instance.Spec); err != nil {
-			in.Instance.Err = "cannot decode its spec: " + err.Error()
-		} else if err := composite.DecodeField(obj.Object, "status", &in.Instance.Status); err != nil {
-			in.Instance.Err = "cannot decode its status: " + err.Error()
-		}
-		in.Instance.AuthReady = composite.ConditionOf(obj.Object, TypeInstanceAuthReady)
-		if pw, ok := adminPassword(in.Instance); ok && validSecretKey(pw) == "" {
-			in.Instance.AdminSecret = composite.RequiredSecretFacts(c.Req, RequirementAdminSecret, pw.Name, pw.Key)
-		}
 	}
 
 	if in.Spec.EngineClassRef != nil {
@@ -269,6 +270,49 @@ func readClass(c composite.Call, name string) (ClassRef, error) {
 		return ref, err
 	}
 	ref.Resolved, ref.Found = resolved, claim != nil
+	return ref, nil
+}
+
+// readInstance reads the instance from the ConfigMap it publishes for its
+// engines or, while that is missing, from its claim, and the facts of the
+// admin password's Secret its auth names.
+func readInstance(c composite.Call, name string) (InstanceRef, error) {
+	ref := InstanceRef{Name: name}
+	cm, resolved, err := composite.RequiredNamed(c.Req, RequirementInstanceState, "ConfigMap", instancestate.ConfigMapName(name))
+	if err != nil || !resolved {
+		return ref, err
+	}
+	ref.StateResolved = true
+	switch {
+	case cm != nil:
+		ref.Published, ref.Resolved, ref.Found = true, true, true
+		data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+		st, problem := instancestate.Decode(data)
+		if problem != "" {
+			ref.Err = BoundMessage(problem)
+			return ref, nil
+		}
+		ref.Spec, ref.Status, ref.AuthReady = st.Spec(), st.Status(), st.AuthReady
+	default:
+		obj, resolved, err := composite.RequiredNamed(c.Req, RequirementInstance, v1alpha1.FireboltInstanceKind, name)
+		if err != nil {
+			return ref, err
+		}
+		ref.Resolved = resolved
+		if obj == nil {
+			return ref, nil
+		}
+		ref.Found = true
+		if err := composite.DecodeField(obj.Object, "spec", &ref.Spec); err != nil {
+			ref.Err = "cannot decode its spec: " + err.Error()
+		} else if err := composite.DecodeField(obj.Object, "status", &ref.Status); err != nil {
+			ref.Err = "cannot decode its status: " + err.Error()
+		}
+		ref.AuthReady = composite.ConditionOf(obj.Object, TypeInstanceAuthReady)
+	}
+	if pw, ok := adminPassword(ref); ok && validSecretKey(pw) == "" {
+		ref.AdminSecret = composite.RequiredSecretFacts(c.Req, RequirementAdminSecret, pw.Name, pw.Key)
+	}
 	return ref, nil
 }
 

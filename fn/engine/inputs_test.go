@@ -92,21 +92,21 @@ func TestRead(t *testing.T) {
 		"InstanceNotFound": {
 			req: &fnv1.RunFunctionRequest{
 				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr(claim, ""))}},
-				RequiredResources: map[string]*fnv1.Resources{"instance": {}},
+				RequiredResources: map[string]*fnv1.Resources{"instance-state": {}, "instance": {}},
 			},
 			want: view{
 				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid"}, Engine: "demo", Namespace: "firebolt",
-				Replicas: 2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable", Instance: InstanceRef{Name: "inst", Resolved: true},
+				Replicas: 2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable", Instance: InstanceRef{Name: "inst", StateResolved: true, Resolved: true},
 			},
 		},
 		"StaleRequirementIsNotTheInstance": {
 			req: &fnv1.RunFunctionRequest{
 				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr(claim, ""))}},
-				RequiredResources: map[string]*fnv1.Resources{"instance": {Items: []*fnv1.Resource{instance("other")}}},
+				RequiredResources: map[string]*fnv1.Resources{"instance-state": {}, "instance": {Items: []*fnv1.Resource{instance("other")}}},
 			},
 			want: view{
 				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid"}, Engine: "demo", Namespace: "firebolt",
-				Replicas: 2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable", Instance: InstanceRef{Name: "inst", Resolved: true},
+				Replicas: 2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable", Instance: InstanceRef{Name: "inst", StateResolved: true, Resolved: true},
 			},
 		},
 		"InstanceAndClassFoundObservedResources": {
@@ -118,18 +118,61 @@ func TestRead(t *testing.T) {
 						"service":        {Resource: mustStruct(t, map[string]any{"apiVersion": "v1", "kind": "Service"})},
 					},
 				},
-				RequiredResources: map[string]*fnv1.Resources{"instance": {Items: []*fnv1.Resource{instance("inst")}},
+				RequiredResources: map[string]*fnv1.Resources{"instance-state": {}, "instance": {Items: []*fnv1.Resource{instance("inst")}},
 					"class-spec": classSpec(map[string]any{"spec": `{"template": {}, "rollout": "recreate"}`})},
 			},
 			want: view{
 				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid"}, Engine: "demo", Namespace: "firebolt",
 				Replicas: 2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable",
-				Instance: InstanceRef{Name: "inst", Resolved: true, Found: true,
+				Instance: InstanceRef{Name: "inst", StateResolved: true, Resolved: true, Found: true,
 					Spec:   v1alpha1.FireboltInstanceSpec{ID: "ID"},
 					Status: v1alpha1.FireboltInstanceStatus{MetadataReady: true, MetadataEndpoint: "ep:7000"}},
 				Class: ClassRef{Name: "big", Resolved: true, Found: true, SpecResolved: true, Published: true,
 					Spec: v1alpha1.FireboltEngineClassSpec{Rollout: "recreate"}},
 				Observed: []resource.Name{"g2-statefulset", "service"},
+			},
+		},
+		// The instance publishes what engines read in its ConfigMap: the
+		// claim is not read even when Crossplane still hands it in.
+		"InstanceFromItsConfigMap": {
+			req: &fnv1.RunFunctionRequest{
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr(claim, ""))}},
+				RequiredResources: map[string]*fnv1.Resources{
+					"instance-state": stateConfigMap(t, map[string]any{"instance": `{"specID":"ID","metricScrapeMode":"direct","id":"ACCT","metadataReady":true,"metadataEndpoint":"ep:7000","authReady":{"type":"AuthReady","status":"True","reason":"Disabled"}}`}),
+					"instance":       {Items: []*fnv1.Resource{instance("inst")}},
+				},
+			},
+			want: view{
+				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid"}, Engine: "demo", Namespace: "firebolt",
+				Replicas: 2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable",
+				Instance: InstanceRef{Name: "inst", StateResolved: true, Published: true, Resolved: true, Found: true,
+					Spec:      v1alpha1.FireboltInstanceSpec{ID: "ID", MetricScrapeMode: "direct"},
+					Status:    v1alpha1.FireboltInstanceStatus{ID: "ACCT", MetadataReady: true, MetadataEndpoint: "ep:7000"},
+					AuthReady: &Condition{Type: "AuthReady", Status: "True", Reason: "Disabled"}},
+			},
+		},
+		"InstanceConfigMapUnreadable": {
+			req: &fnv1.RunFunctionRequest{
+				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr(claim, ""))}},
+				RequiredResources: map[string]*fnv1.Resources{"instance-state": stateConfigMap(t, map[string]any{"instance": `{"metadataReady": "yes"`})},
+			},
+			want: view{
+				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid"}, Engine: "demo", Namespace: "firebolt",
+				Replicas: 2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable",
+				Instance: InstanceRef{Name: "inst", StateResolved: true, Published: true, Resolved: true, Found: true,
+					Err: "cannot decode data.instance of its ConfigMap: unexpected end of JSON input"},
+			},
+		},
+		"InstanceCannotPublish": {
+			req: &fnv1.RunFunctionRequest{
+				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr(claim, ""))}},
+				RequiredResources: map[string]*fnv1.Resources{"instance-state": stateConfigMap(t, map[string]any{"error": "FireboltInstance firebolt/inst cannot publish its state for engines: too big"})},
+			},
+			want: view{
+				Composite: CompositeMeta{Name: "demo-x", UID: "xr-uid"}, Engine: "demo", Namespace: "firebolt",
+				Replicas: 2, CustomConfig: `{"storage":{"bucket":"b"}}`, Phase: "stable",
+				Instance: InstanceRef{Name: "inst", StateResolved: true, Published: true, Resolved: true, Found: true,
+					Err: "FireboltInstance firebolt/inst cannot publish its state for engines: too big"},
 			},
 		},
 		"ClassSpecNotFetchedYet": {
@@ -236,4 +279,15 @@ func callFor(t *testing.T, req *fnv1.RunFunctionRequest) composite.Call {
 		t.Fatal(err)
 	}
 	return composite.Call{Req: req, XR: oxr, Log: logging.NewNopLogger(), Config: testConfig(t)}
+}
+
+// stateConfigMap is the ConfigMap instance "inst" publishes for its engines,
+// with data.
+func stateConfigMap(t *testing.T, data map[string]any) *fnv1.Resources {
+	t.Helper()
+	return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(t, map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "inst-engines", "namespace": "firebolt"},
+		"data":     data,
+	})}}}
 }

@@ -98,6 +98,9 @@ func (r *sizeRollout) request() *fnv1.RunFunctionRequest {
 	for name, o := range r.observed {
 		req.Observed.Resources[name] = &fnv1.Resource{Resource: mustStruct(o)}
 	}
+	// As a running instance hands it in: through the ConfigMap it
+	// publishes for its engines.
+	req, _ = viaInstanceState(r.t, req)
 	return req
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine/autostop"
+	"github.com/firebolt-db/firebolt-crossplane/fn/instancestate"
 	"github.com/firebolt-db/firebolt-crossplane/fn/phased"
 )
 
@@ -349,7 +350,10 @@ func requirements(in Inputs) map[string]Requirement {
 		r[claimgen.Requirement] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltEngineKind, Name: in.Engine, Namespace: in.Namespace}
 	}
 	if in.Spec.InstanceRef != "" {
-		r[RequirementInstance] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltInstanceKind, Name: in.Spec.InstanceRef, Namespace: in.Namespace}
+		r[RequirementInstanceState] = Requirement{APIVersion: "v1", Kind: "ConfigMap", Name: instancestate.ConfigMapName(in.Spec.InstanceRef), Namespace: in.Namespace}
+		if in.Instance.StateResolved && !in.Instance.Published {
+			r[RequirementInstance] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltInstanceKind, Name: in.Spec.InstanceRef, Namespace: in.Namespace}
+		}
 	}
 	if pw, ok := adminPassword(in.Instance); ok && validSecretKey(pw) == "" {
 		r[RequirementAdminSecret] = Requirement{APIVersion: "v1", Kind: "Secret", Name: pw.Name, Namespace: in.Namespace}

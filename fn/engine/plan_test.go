@@ -133,7 +133,7 @@ func TestFrozenWithoutClaimLabels(t *testing.T) {
 
 func TestRequirements(t *testing.T) {
 	own := Requirement{APIVersion: "compute.firebolt.io/v1alpha1", Kind: "FireboltEngine", Name: "demo", Namespace: "firebolt"}
-	instance := Requirement{APIVersion: "compute.firebolt.io/v1alpha1", Kind: "FireboltInstance", Name: "inst", Namespace: "firebolt"}
+	instance := Requirement{APIVersion: "v1", Kind: "ConfigMap", Name: "inst-engines", Namespace: "firebolt"}
 	spec := Requirement{APIVersion: "v1", Kind: "ConfigMap", Name: "big-engineclass", Namespace: "firebolt"}
 	claim := Requirement{APIVersion: "compute.firebolt.io/v1alpha1", Kind: "FireboltEngineClass", Name: "big", Namespace: "firebolt"}
 	cases := map[string]struct {
@@ -144,22 +144,22 @@ func TestRequirements(t *testing.T) {
 		"ClassPublished": {
 			reason: "The class is read from the ConfigMap publishing its spec, not from its claim, whose status changes on every bind.",
 			class:  foundClass("big", corev1.PodTemplateSpec{}),
-			want:   map[string]Requirement{"claim": own, "instance": instance, "class-spec": spec},
+			want:   map[string]Requirement{"claim": own, "instance-state": instance, "class-spec": spec},
 		},
 		"ClassSpecNotFetchedYet": {
 			reason: "Until Crossplane has looked for the ConfigMap, only it is asked for.",
 			class:  ClassRef{Name: "big"},
-			want:   map[string]Requirement{"claim": own, "instance": instance, "class-spec": spec},
+			want:   map[string]Requirement{"claim": own, "instance-state": instance, "class-spec": spec},
 		},
 		"ClassSpecMissing": {
 			reason: "While the ConfigMap is missing the claim is asked for too, to tell a class that has not published yet from one that does not exist.",
 			class:  ClassRef{Name: "big", SpecResolved: true},
-			want:   map[string]Requirement{"claim": own, "instance": instance, "class-spec": spec, "class": claim},
+			want:   map[string]Requirement{"claim": own, "instance-state": instance, "class-spec": spec, "class": claim},
 		},
 		"ClassMissing": {
 			reason: "A class that does not exist is watched for by its claim and its ConfigMap.",
 			class:  ClassRef{Name: "big", SpecResolved: true, Resolved: true},
-			want:   map[string]Requirement{"claim": own, "instance": instance, "class-spec": spec, "class": claim},
+			want:   map[string]Requirement{"claim": own, "instance-state": instance, "class-spec": spec, "class": claim},
 		},
 	}
 	for name, tc := range cases {
@@ -208,6 +208,35 @@ func TestSameStatus(t *testing.T) {
 			tc.edit(&a, &b)
 			if got := sameStatus(a, b); got != tc.want {
 				t.Errorf("sameStatus: got %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestInstanceRequirements: an engine reads its instance from the
+// ConfigMap the instance publishes, and asks for the claim only while that
+// ConfigMap is missing (the claim's status changes at every step of the
+// instance; a required object is watched).
+func TestInstanceRequirements(t *testing.T) {
+	own := Requirement{APIVersion: "compute.firebolt.io/v1alpha1", Kind: "FireboltEngine", Name: "demo", Namespace: "firebolt"}
+	state := Requirement{APIVersion: "v1", Kind: "ConfigMap", Name: "inst-engines", Namespace: "firebolt"}
+	claim := Requirement{APIVersion: "compute.firebolt.io/v1alpha1", Kind: "FireboltInstance", Name: "inst", Namespace: "firebolt"}
+	cases := map[string]struct {
+		ref  InstanceRef
+		want map[string]Requirement
+	}{
+		"NotFetchedYet":   {InstanceRef{Name: "inst"}, map[string]Requirement{"claim": own, "instance-state": state}},
+		"Published":       {InstanceRef{Name: "inst", StateResolved: true, Published: true, Resolved: true, Found: true}, map[string]Requirement{"claim": own, "instance-state": state}},
+		"NotPublished":    {InstanceRef{Name: "inst", StateResolved: true}, map[string]Requirement{"claim": own, "instance-state": state, "instance": claim}},
+		"NeitherExists":   {InstanceRef{Name: "inst", StateResolved: true, Resolved: true}, map[string]Requirement{"claim": own, "instance-state": state, "instance": claim}},
+		"ClaimWithoutMap": {InstanceRef{Name: "inst", StateResolved: true, Resolved: true, Found: true}, map[string]Requirement{"claim": own, "instance-state": state, "instance": claim}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := stableAt(t, 0, baseSpec())
+			in.Instance = tc.ref
+			if diff := cmp.Diff(tc.want, Compute(in, Signals{}, testNow).Requirements); diff != "" {
+				t.Errorf("requirements: -want, +got:\n%s", diff)
 			}
 		})
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/claimgen"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
+	"github.com/firebolt-db/firebolt-crossplane/fn/instancestate"
 	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
 )
 
@@ -167,7 +168,11 @@ func compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 	}
 
 	c.status(id, metaBlock, gwBlock, spec.Metadata.Postgres == nil)
-	c.plan.Conditions = append(c.plan.Conditions, c.auth(in.Now))
+	authReady := c.auth(in.Now)
+	c.plan.Conditions = append(c.plan.Conditions, authReady)
+	if err := c.publish(authReady); err != nil {
+		return Plan{}, err
+	}
 	for _, w := range c.wake {
 		c.plan.TTL = min(c.plan.TTL, w)
 	}
@@ -250,4 +255,14 @@ func partsHash(parts ...string) string {
 		h.Write([]byte(p))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// publish composes the ConfigMap engines read the instance from (see
+// package instancestate), from the status and AuthReady this call writes.
+func (c *computation) publish(authReady Condition) error {
+	cm, err := instancestate.ConfigMap(c.in.Namespace, c.in.Claim, instancestate.Of(c.in.Claim, c.in.XR.Spec, c.plan.Status, &authReady))
+	if err != nil {
+		return err
+	}
+	return c.add(RNEngineState, cm)
 }

@@ -6,9 +6,11 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
@@ -16,7 +18,12 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/fieldpath"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
+	"github.com/firebolt-db/firebolt-crossplane/fn/instance"
 	"github.com/firebolt-db/firebolt-crossplane/fn/instance/envoyconfig"
+	"github.com/firebolt-db/firebolt-crossplane/fn/instancestate"
+	"github.com/firebolt-db/firebolt-crossplane/fn/signing"
 )
 
 // Facts of the instance most cases compose.
@@ -330,6 +337,55 @@ func keys(m map[string]obj) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
+	}
+	return out
+}
+
+// withoutEngineState is rsp without the ConfigMap engines read the
+// instance from, which every case's whole-response diff would otherwise
+// repeat. What it publishes is checked here against the response itself:
+// the status's id, metadata readiness and endpoint, the keys engines run,
+// and AuthReady's status and reason (TestEngineState checks the rest).
+func withoutEngineState(t *testing.T, rsp *fnv1.RunFunctionResponse) *fnv1.RunFunctionResponse {
+	t.Helper()
+	cm, ok := rsp.GetDesired().GetResources()[string(instance.RNEngineState)]
+	if !ok {
+		return rsp
+	}
+	out := proto.Clone(rsp).(*fnv1.RunFunctionResponse)
+	delete(out.GetDesired().GetResources(), string(instance.RNEngineState))
+
+	data := map[string]string{}
+	for k, v := range cm.GetResource().GetFields()["data"].GetStructValue().GetFields() {
+		data[k] = v.GetStringValue()
+	}
+	got, problem := instancestate.Decode(data)
+	if problem != "" {
+		t.Fatalf("the engine-state ConfigMap cannot be read: %s", problem)
+	}
+	var st v1alpha1.FireboltInstanceStatus
+	if err := composite.Decode(rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any), &st); err != nil {
+		t.Fatal(err)
+	}
+	var auth *fnv1.Condition
+	for _, c := range rsp.GetConditions() {
+		if c.GetType() == instance.TypeAuthReady {
+			auth = c
+		}
+	}
+	wantKeys := 0
+	if st.Auth != nil {
+		wantKeys = len(signing.RenderSet(signing.Sanitize(claim, *st.Auth)))
+	}
+	switch {
+	case got.ID != st.ID || got.MetadataReady != st.MetadataReady || got.MetadataEndpoint != st.MetadataEndpoint:
+		t.Errorf("engine-state publishes id %q, metadataReady %t, endpoint %q; the status says %q, %t, %q",
+			got.ID, got.MetadataReady, got.MetadataEndpoint, st.ID, st.MetadataReady, st.MetadataEndpoint)
+	case len(got.SigningKeys) != wantKeys:
+		t.Errorf("engine-state publishes %d signing keys, the status renders %d", len(got.SigningKeys), wantKeys)
+	case auth == nil || got.AuthReady == nil || !strings.EqualFold(string(got.AuthReady.Status), strings.TrimPrefix(auth.GetStatus().String(), "STATUS_CONDITION_")) ||
+		got.AuthReady.Reason != auth.GetReason():
+		t.Errorf("engine-state publishes AuthReady %+v, the response's is %v", got.AuthReady, auth)
 	}
 	return out
 }

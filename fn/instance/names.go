@@ -29,6 +29,7 @@ const (
 	RNGatewayServiceAccount resource.Name = "gateway-serviceaccount"
 	RNGatewayRole           resource.Name = "gateway-role"
 	RNGatewayRoleBinding    resource.Name = "gateway-rolebinding"
+	RNEngineState           resource.Name = "engine-state"
 )
 
 // Labels on every composed object.

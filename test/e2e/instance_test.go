@@ -28,6 +28,8 @@ func TestInstanceProvisions(t *testing.T) {
 	s.apply(inst)
 
 	want := []composed{
+		// What engines read of the instance (package instancestate).
+		{"ConfigMap", "engine-state"},
 		{"ConfigMap", "gateway"}, {"ConfigMap", "metadata"},
 		{"Deployment", "gateway"}, {"Deployment", "metadata"},
 		{"PodDisruptionBudget", "gateway"},
