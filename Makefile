@@ -16,21 +16,11 @@ TOOLS := hack/tools.sh
 ## setup: fetch modules and build the pinned tools once (Crossplane CLI v2.5.0, core v2.4.0, controller-gen,
 ## etcd v3.6.5, Kubernetes v1.34.4, KWOK v0.8.0, Prometheus v3.7.3, provider-kubernetes v0.17.1, cert-manager v1.21.1,
 ## golangci-lint v2.15.0)
-## into a cache outside the repo;
+## into a cache outside the repo, two at a time (hack/setup.sh);
 ## cold 20-40 min, warm seconds
 setup:
 	go mod download
-	$(TOOLS) crossplane >/dev/null
-	$(TOOLS) crossplane-core >/dev/null
-	$(TOOLS) controller-gen >/dev/null
-	$(TOOLS) etcd >/dev/null
-	$(TOOLS) kube-apiserver >/dev/null
-	$(TOOLS) kwok >/dev/null
-	$(TOOLS) kwok-stages >/dev/null
-	$(TOOLS) prometheus >/dev/null
-	$(TOOLS) provider-kubernetes >/dev/null
-	$(TOOLS) cert-manager >/dev/null
-	$(TOOLS) golangci-lint >/dev/null
+	hack/setup.sh
 
 ## generate: regenerate deepcopy, XRDs, the input CRD and every registry-dependent file
 generate:

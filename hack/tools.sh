@@ -23,6 +23,9 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# The compiler spends much of a cold build collecting garbage; the builds
+# here are few and the machines have memory to spare.
+export GOGC=${TOOLS_GOGC:-400}
 cache=${FIREBOLT_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/firebolt-crossplane/tools}
 version_pkg=github.com/crossplane/crossplane-runtime/v2/pkg/version.version
 date_stamp=
@@ -42,8 +45,9 @@ kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) dir=kube; pkg=; v
 golangci-lint)   dir=golangci-lint; pkg=github.com/golangci/golangci-lint/v2/cmd/golangci-lint; version=v2.15.0
 	version_pkg=main.version date_stamp="-X=main.date=1970-01-01T00:00:00Z" ;;
 # Prometheus v3.7.3 is Go module v0.307.3; its version lives in prometheus/common.
+# Built with only the Kubernetes service discovery (plugins.go.overlay).
 prometheus)      dir=prometheus; pkg=github.com/prometheus/prometheus/cmd/prometheus; version=v3.7.3
-	version_pkg=github.com/prometheus/common/version.Version ;;
+	version_pkg=github.com/prometheus/common/version.Version overlay=plugins/plugins.go ;;
 # provider-kubernetes v0.17.1 is the newest release the module proxy builds; it
 # has no version variable to stamp (-X of an absent symbol is a no-op).
 provider-kubernetes)      dir=provider-kubernetes; pkg=github.com/crossplane-contrib/provider-kubernetes/cmd/provider; version=v0.17.1 ;;
@@ -61,6 +65,9 @@ mod="$root/hack/tools/$dir"
 keyed=("$mod/go.mod" "$mod/go.sum")
 if [ -n "${own_main:-}" ]; then
 	keyed+=("$mod"/*.go)
+fi
+if [ -n "${overlay:-}" ]; then
+	keyed+=("$mod"/*.overlay)
 fi
 key=$(cat "${keyed[@]}" | sha256sum | cut -c1-12)
 
@@ -125,7 +132,26 @@ out="$cache/$1-$version-$key"
 if [ ! -x "$out" ]; then
 	mkdir -p "$cache"
 	echo "building $1 $version into $out (first time only; 5-10 min cold)" >&2
-	(cd "$mod" && go build -mod=readonly -ldflags="-s -w -X=$version_pkg=$version $date_stamp" -o "$out.tmp" "$pkg")
+	flags=()
+	if [ -n "${overlay:-}" ]; then
+		# One file of the tool's module is replaced by the wrapper's
+		# <base>.overlay. Go refuses overlays inside the module cache, so
+		# the module is copied out, the file replaced, and the build pointed
+		# at the copy through a scratch go.mod (the wrapper's, plus a
+		# replace directive) next to a copy of its go.sum.
+		modpath=${pkg%%/cmd/*}
+		src=$(cd "$mod" && go mod download "$modpath" && go list -mod=readonly -m -f '{{.Dir}}' "$modpath")
+		scratch=$(mktemp -d)
+		trap 'chmod -R u+w "$scratch" && rm -rf "$scratch"' EXIT
+		cp -r "$src" "$scratch/module"
+		chmod -R u+w "$scratch/module"
+		cp "$mod/$(basename "$overlay").overlay" "$scratch/module/$overlay"
+		cp "$mod/go.mod" "$scratch/go.mod"
+		cp "$mod/go.sum" "$scratch/go.sum"
+		printf '\nreplace %s => %s\n' "$modpath" "$scratch/module" >>"$scratch/go.mod"
+		flags+=(-modfile "$scratch/go.mod")
+	fi
+	(cd "$mod" && go build -mod=readonly "${flags[@]}" -ldflags="-s -w -X=$version_pkg=$version $date_stamp" -o "$out.tmp" "$pkg")
 	mv "$out.tmp" "$out"
 fi
 echo "$out"
