@@ -495,15 +495,57 @@ func TestInstanceClaims(t *testing.T) {
 				`spec.auth: Invalid value: spec.auth.local, spec.auth.oidc and spec.auth.preferredAuthorizationServer must be unset while spec.auth.enabled is false`,
 			},
 		},
-		"GatewayTLSEnabled": {
-			reason: "TLS is not implemented.",
+		"GatewayTLSWithoutCertificate": {
+			reason: "An enabled gateway listener needs a certificate: cert-manager's or a Secret.",
 			kind:   kind, obj: i(setf("spec.tls.gateway.enabled", true)),
-			errors: []string{`spec.tls.gateway: Invalid value: spec.tls.gateway: TLS is not implemented yet by firebolt-crossplane; remove it or set spec.tls.gateway.enabled to false`},
+			errors: []string{`spec.tls.gateway: Invalid value: spec.tls.gateway: exactly one of certManager and secretRef is required when enabled is true`},
+		},
+		"GatewayTLSBothCertificates": {
+			reason: "certManager and secretRef exclude each other.",
+			kind:   kind, obj: i(setf("spec.tls.gateway", map[string]any{"enabled": true,
+				"certManager": map[string]any{"issuerRef": map[string]any{"name": "ca"}}, "secretRef": map[string]any{"name": "mine"}})),
+			errors: []string{`spec.tls.gateway: Invalid value: spec.tls.gateway: exactly one of certManager and secretRef is required when enabled is true`},
+		},
+		"GatewayMutualTLS": {
+			reason: "cert-manager's certificate, a client CA, a CRL and extra names apply.",
+			kind:   kind, obj: i(setf("spec.tls.gateway", map[string]any{"enabled": true,
+				"certManager":       map[string]any{"issuerRef": map[string]any{"name": "ca"}, "algorithm": "RSA", "size": int64(4096)},
+				"clientCASecretRef": map[string]any{"name": "clients"}, "crlSecretRef": map[string]any{"name": "crl"},
+				"dnsNames": []any{"firebolt.example.com", "*.query.example.com"}})),
+		},
+		"GatewayTLSOwnSecret": {
+			reason: "A Secret of the user's applies.",
+			kind:   kind, obj: i(setf("spec.tls.gateway", map[string]any{"enabled": true, "secretRef": map[string]any{"name": "mine"}})),
+		},
+		"GatewayCRLWithoutCA": {
+			reason: "A CRL revokes client certificates, which only mutual TLS asks for.",
+			kind:   kind, obj: i(setf("spec.tls.gateway", map[string]any{"enabled": true, "secretRef": map[string]any{"name": "mine"}, "crlSecretRef": map[string]any{"name": "crl"}})),
+			errors: []string{`spec.tls.gateway: Invalid value: spec.tls.gateway.crlSecretRef: a CRL needs clientCASecretRef: it revokes client certificates, which are only asked for with mutual TLS`},
+		},
+		"GatewayDisabledWithClientCA": {
+			reason: "Settings of a disabled listener are refused, not silently ignored.",
+			kind:   kind, obj: i(setf("spec.tls.gateway", map[string]any{"enabled": false, "clientCASecretRef": map[string]any{"name": "clients"}})),
+			errors: []string{`spec.tls.gateway: Invalid value: spec.tls.gateway: clientCASecretRef and crlSecretRef must be unset while enabled is false`},
+		},
+		"GatewayMintedSecret": {
+			reason: "A Secret the product mints cannot be named as the user's.",
+			kind:   kind, obj: i(setf("spec.tls.gateway", map[string]any{"enabled": true, "secretRef": map[string]any{"name": "demo-auth-signing-signing-2"}})),
+			errors: []string{`spec.tls.gateway.secretRef: Invalid value: secretRef.name must not name a Secret this product mints (<instance>-auth-signing…, <engine>-g<N>-engine-tls)`},
+		},
+		"GatewayBadDNSName": {
+			reason: "dnsNames are DNS names.",
+			kind:   kind, obj: i(setf("spec.tls.gateway", map[string]any{"enabled": true, "secretRef": map[string]any{"name": "mine"}, "dnsNames": []any{"Not A Name"}})),
+			errors: []string{`spec.tls.gateway.dnsNames[0]: Invalid value: "Not A Name": spec.tls.gateway.dnsNames[0] in body should match '^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'`},
 		},
 		"EngineTLSEnabled": {
-			reason: "TLS is not implemented.",
-			kind:   kind, obj: i(setf("spec.tls.engine.enabled", true)),
-			errors: []string{`spec.tls.engine: Invalid value: spec.tls.engine: TLS is not implemented yet by firebolt-crossplane; remove it or set spec.tls.engine.enabled to false`},
+			reason: "Engine TLS is not implemented yet.",
+			kind:   kind, obj: i(setf("spec.tls.engine", map[string]any{"enabled": true, "certManager": map[string]any{"issuerRef": map[string]any{"name": "ca"}}})),
+			errors: []string{`spec.tls.engine: Invalid value: spec.tls.engine: engine TLS is not implemented yet by firebolt-crossplane; remove it or set spec.tls.engine.enabled to false`},
+		},
+		"EngineSecretRef": {
+			reason: "Engines get a certificate per generation; a Secret of the user's is a gateway setting.",
+			kind:   kind, obj: i(setf("spec.tls.engine", map[string]any{"secretRef": map[string]any{"name": "mine"}})),
+			errors: []string{`spec.tls.engine: Invalid value: spec.tls.engine: secretRef, clientCASecretRef and dnsNames are gateway settings; engines get a certificate per generation from certManager`},
 		},
 		"TLSDisabled": {
 			reason: "Disabled listeners apply.",

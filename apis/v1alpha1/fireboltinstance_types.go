@@ -46,7 +46,8 @@ type FireboltInstanceSpec struct {
 	// +optional
 	Auth *AuthSpec `json:"auth,omitempty"`
 
-	// TLS is not implemented yet; only disabled listeners are accepted.
+	// TLS of the gateway's client listener; engine TLS is not implemented
+	// yet (only a disabled engine block is accepted).
 	// +optional
 	TLS *TLSSpec `json:"tls,omitempty"`
 
@@ -120,6 +121,7 @@ type PostgresSpec struct {
 type SecretReference struct {
 	// Name of the Secret.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 }
 
@@ -145,23 +147,59 @@ type GatewaySpec struct {
 
 // TLSSpec configures TLS on the engine listeners and the gateway.
 type TLSSpec struct {
-	// Gateway is the gateway's client-facing listener.
-	// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !self.enabled",message="spec.tls.gateway: TLS is not implemented yet by firebolt-crossplane; remove it or set spec.tls.gateway.enabled to false"
+	// Gateway is the gateway's client-facing listener: TLS from a
+	// cert-manager Certificate or a Secret of yours, client certificates
+	// verified against clientCASecretRef (mutual TLS) and checked against
+	// crlSecretRef.
+	// +kubebuilder:validation:XValidation:rule="has(self.enabled) && self.enabled || (!has(self.clientCASecretRef) && !has(self.crlSecretRef))",message="spec.tls.gateway: clientCASecretRef and crlSecretRef must be unset while enabled is false"
+	// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !self.enabled || has(self.certManager) != has(self.secretRef)",message="spec.tls.gateway: exactly one of certManager and secretRef is required when enabled is true"
+	// +kubebuilder:validation:XValidation:rule="!has(self.crlSecretRef) || has(self.clientCASecretRef)",message="spec.tls.gateway.crlSecretRef: a CRL needs clientCASecretRef: it revokes client certificates, which are only asked for with mutual TLS"
 	// +optional
 	Gateway *TLSListenerSpec `json:"gateway,omitempty"`
 
 	// Engine is the engines' query listener.
-	// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !self.enabled",message="spec.tls.engine: TLS is not implemented yet by firebolt-crossplane; remove it or set spec.tls.engine.enabled to false"
+	// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !self.enabled",message="spec.tls.engine: engine TLS is not implemented yet by firebolt-crossplane; remove it or set spec.tls.engine.enabled to false"
+	// +kubebuilder:validation:XValidation:rule="!has(self.secretRef) && !has(self.clientCASecretRef) && !has(self.dnsNames)",message="spec.tls.engine: secretRef, clientCASecretRef and dnsNames are gateway settings; engines get a certificate per generation from certManager"
 	// +optional
 	Engine *TLSListenerSpec `json:"engine,omitempty"`
 }
 
-// TLSListenerSpec configures one TLS listener. Must be disabled.
+// TLSListenerSpec configures one TLS listener.
 type TLSListenerSpec struct {
-	// Enabled turns TLS on for the listener. Must be false.
+	// Enabled turns TLS on for the listener.
 	// +kubebuilder:default=false
 	// +optional
 	Enabled bool `json:"enabled,omitempty"`
+
+	// CertManager issues the listener's certificate.
+	// +optional
+	CertManager *CertManagerSpec `json:"certManager,omitempty"`
+
+	// SecretRef names a Secret of yours with tls.crt and tls.key to serve
+	// (gateway only). It is mounted, never read by the function.
+	// +kubebuilder:validation:XValidation:rule="!self.name.matches('-auth-signing(-.*)?$') && !self.name.matches('-g[0-9]+-engine-tls$')",message="secretRef.name must not name a Secret this product mints (<instance>-auth-signing…, <engine>-g<N>-engine-tls)"
+	// +optional
+	SecretRef *SecretReference `json:"secretRef,omitempty"`
+
+	// ClientCASecretRef names a Secret with ca.crt: the gateway then
+	// requires client certificates signed by it (mutual TLS).
+	// +kubebuilder:validation:XValidation:rule="!self.name.matches('-auth-signing(-.*)?$') && !self.name.matches('-g[0-9]+-engine-tls$')",message="clientCASecretRef.name must not name a Secret this product mints (<instance>-auth-signing…, <engine>-g<N>-engine-tls)"
+	// +optional
+	ClientCASecretRef *SecretReference `json:"clientCASecretRef,omitempty"`
+
+	// CRLSecretRef names a Secret with crl.pem (PEM or DER): client
+	// certificates it revokes are refused.
+	// +kubebuilder:validation:XValidation:rule="!self.name.matches('-auth-signing(-.*)?$') && !self.name.matches('-g[0-9]+-engine-tls$')",message="crlSecretRef.name must not name a Secret this product mints (<instance>-auth-signing…, <engine>-g<N>-engine-tls)"
+	// +optional
+	CRLSecretRef *SecretReference `json:"crlSecretRef,omitempty"`
+
+	// DNSNames are extra names for the gateway's certificate, besides its
+	// Service's names.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +optional
+	DNSNames []string `json:"dnsNames,omitempty"`
 }
 
 // InstancePhase summarises an instance's state.
@@ -228,11 +266,51 @@ type FireboltInstanceStatus struct {
 	// +optional
 	Auth *AuthStatus `json:"auth,omitempty"`
 
+	// GatewayTLS is the TLS posture the gateway's client listener is
+	// recorded to serve; unset while it serves plain HTTP or while a
+	// tightening stages fail-closed.
+	// +optional
+	GatewayTLS *GatewayTLSStatus `json:"gatewayTLS,omitempty"`
+
 	// LastReconciled is when the status last changed (and, while
 	// Crossplane's circuit breaker for the instance is open, when it was
 	// last stamped to close it).
 	// +optional
 	LastReconciled *metav1.Time `json:"lastReconciled,omitempty"`
+}
+
+// GatewayTLSMode is the gateway listener's TLS posture.
+// +kubebuilder:validation:Enum=TLS;MutualTLS
+type GatewayTLSMode string
+
+// Gateway TLS modes.
+const (
+	GatewayTLSModeTLS       GatewayTLSMode = "TLS"
+	GatewayTLSModeMutualTLS GatewayTLSMode = "MutualTLS"
+)
+
+// GatewayTLSStatus is the TLS the gateway's client listener serves.
+type GatewayTLSStatus struct {
+	// SecretName is the Secret the listener's certificate is mounted from.
+	SecretName string `json:"secretName"`
+
+	// CreatedAt is when this posture was first recorded.
+	// +optional
+	CreatedAt *metav1.Time `json:"createdAt,omitempty"`
+
+	// Mode is TLS or MutualTLS.
+	// +optional
+	Mode GatewayTLSMode `json:"mode,omitempty"`
+
+	// ClientCASecretName is the Secret client certificates are verified
+	// against, with MutualTLS.
+	// +optional
+	ClientCASecretName string `json:"clientCASecretName,omitempty"`
+
+	// CRLSecretName is the Secret of the certificate revocation list
+	// checked, if any.
+	// +optional
+	CRLSecretName string `json:"crlSecretName,omitempty"`
 }
 
 // XFireboltInstance is a Firebolt instance. Users apply its claim,

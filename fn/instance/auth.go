@@ -317,6 +317,9 @@ func (c *computation) currentRequest(id string) string {
 // certificateReady: the Certificate's Ready condition is True for its
 // current generation.
 func certificateReady(o *composed.Unstructured) bool {
+	if o == nil {
+		return false
+	}
 	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
 	gen := integer(o, "metadata.generation")
 	for i, raw := range conds {
@@ -335,33 +338,11 @@ func certificateReady(o *composed.Unstructured) bool {
 // hold.
 func (c *computation) signingCertificate(id string) *unstructured.Unstructured {
 	cm := c.in.XR.Spec.Auth.Local.SigningKeys.CertManager
-	name := signing.CertificateName(c.n.instance, id)
-	labels := map[string]any{LabelInstance: c.n.instance, LabelComponent: componentAuth}
-	duration, renew := signingDuration, signingRenewBefore
-	if cm.Duration != nil && cm.Duration.Duration > 0 {
-		duration = cm.Duration.Duration
-	}
-	if cm.RenewBefore != nil && cm.RenewBefore.Duration > 0 {
-		renew = cm.RenewBefore.Duration
-	}
-	spec := map[string]any{
-		"secretName":     name,
-		"commonName":     signingCommonName,
-		"usages":         []any{"digital signature"},
-		"duration":       duration.String(),
-		"issuerRef":      map[string]any{"name": cm.IssuerRef.Name, "kind": cm.IssuerRef.Kind, "group": "cert-manager.io"},
-		"privateKey":     map[string]any{"rotationPolicy": "Never", "encoding": "PKCS8", "algorithm": cm.Algorithm, "size": int64(cm.Size)},
-		"secretTemplate": map[string]any{"labels": labels},
-	}
-	if renew < duration {
-		spec["renewBefore"] = renew.String()
-	}
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "cert-manager.io/v1",
-		"kind":       "Certificate",
-		"metadata":   map[string]any{"name": name, "namespace": c.n.namespace, "labels": labels},
-		"spec":       spec,
-	}}
+	return c.certificate(signing.CertificateName(c.n.instance, id), componentAuth, cm, signingDuration, signingRenewBefore, map[string]any{
+		"commonName": signingCommonName,
+		"usages":     []any{"digital signature"},
+		"privateKey": map[string]any{"rotationPolicy": "Never", "encoding": "PKCS8", "algorithm": cm.Algorithm, "size": int64(cm.Size)},
+	})
 }
 
 // publicKeyFingerprint is the hex SHA-256 of the DER SubjectPublicKeyInfo

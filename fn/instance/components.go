@@ -140,35 +140,71 @@ var gatewayResources = []resource.Name{
 	RNGatewayConfig, RNGateway, RNGatewayService, RNGatewayPDB, RNGatewayServiceAccount, RNGatewayRole, RNGatewayRoleBinding,
 }
 
-// gateway renders the gateway unless block says why it cannot be; the
-// returned block adds a configuration the gateway package refuses.
-func (c *computation) gateway(block *blocked) (*blocked, error) {
-	spec := c.in.XR.Spec.Gateway
+// gateway renders the gateway with the listener's posture p unless block
+// says why it cannot be; the returned block adds a configuration the
+// gateway package refuses. hash is the rendered configuration's, "" when
+// nothing is rendered.
+func (c *computation) gateway(block *blocked, p posture) (*blocked, string, error) {
 	if block == nil {
-		envoy, err := envoyconfig.Config(envoyconfig.Params{Namespace: c.n.namespace, MetricsPort: spec.MetricsPort, WakeAgent: wakeEnabled(spec.Template)})
+		files, err := c.gatewayFiles(p)
 		if err != nil {
 			block = &blocked{reason: ReasonEnsureFailed, message: err.Error()}
 		} else {
-			return nil, c.renderGateway(string(envoy))
+			hash := gatewayHash(files, p)
+			return nil, hash, c.renderGateway(files, hash, p)
 		}
 	}
 	c.freeze(gatewayResources...)
-	return block, nil
+	c.freeze(RNGatewayTLS)
+	return block, "", nil
 }
 
-func (c *computation) renderGateway(envoy string) error {
+// gatewayFiles are the gateway ConfigMap's files for posture p.
+func (c *computation) gatewayFiles(p posture) (map[string]string, error) {
+	spec := c.in.XR.Spec.Gateway
+	return envoyconfig.Files(envoyconfig.Params{
+		Namespace: c.n.namespace, MetricsPort: spec.MetricsPort, WakeAgent: wakeEnabled(spec.Template), Listener: p.listener,
+	})
+}
+
+// gatewayHash is the config hash of the files and the Secrets mounted for
+// them: a plain gateway's is envoy.yaml's alone, as it always was.
+func gatewayHash(files map[string]string, p posture) string {
+	var parts []string
+	for _, k := range envoyconfig.FileKeys(files) {
+		parts = append(parts, files[k])
+	}
+	if p.cert != "" {
+		parts = append(parts, p.cert, p.clientCA, p.crl)
+	}
+	return partsHash(parts...)
+}
+
+// postureHash is the hash the gateway would carry with posture p; "" if
+// it cannot be rendered.
+func (c *computation) postureHash(p posture) string {
+	files, err := c.gatewayFiles(p)
+	if err != nil {
+		return ""
+	}
+	return gatewayHash(files, p)
+}
+
+func (c *computation) renderGateway(files map[string]string, hash string, p posture) error {
 	spec := c.in.XR.Spec.Gateway
 	replicas := defaultGatewayCount
 	if spec.Replicas != nil {
 		replicas = *spec.Replicas
 	}
 	objs := map[resource.Name]runtime.Object{
-		RNGatewayConfig: renderGatewayConfigMap(c.n, envoy),
+		RNGatewayConfig: renderGatewayConfigMap(c.n, files),
 		RNGateway: renderGatewayDeployment(c.n, gatewayParams{
 			Image:       c.cfg.Images.Gateway,
 			Replicas:    replicas,
 			MetricsPort: envoyconfig.MetricsPortOrDefault(spec.MetricsPort),
-			ConfigHash:  partsHash(envoy),
+			ConfigHash:  hash,
+			Files:       envoyconfig.FileKeys(files),
+			Posture:     p,
 			Template:    spec.Template,
 			WakeAgent:   c.cfg.Images.WakeAgent,
 		}),

@@ -128,7 +128,8 @@ func compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 		for rn := range in.Observed {
 			c.freeze(rn)
 		}
-		c.status(id, b, b, spec.Metadata.Postgres == nil)
+		c.status(id, b, b, spec.Metadata.Postgres == nil, c.gatewayTLSCondition(c.unrenderedPosture(), ""))
+		c.plan.Status.GatewayTLS = in.XR.Status.GatewayTLS
 		return c.plan, nil
 	}
 
@@ -162,12 +163,18 @@ func compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 	if len(gwErrs) > 0 {
 		gwBlock = &blocked{reason: ReasonTemplateRejected, message: podtemplate.Rejected("spec.gateway.template", gwErrs)}
 	}
-	gwBlock, err = c.gateway(gwBlock)
+	posture := c.gatewayPosture(in.Now)
+	gwBlock, gwHash, err := c.gateway(gwBlock, posture)
 	if err != nil {
 		return Plan{}, err
 	}
+	gwTLS := c.gatewayTLSCondition(posture, gwHash)
 
-	c.status(id, metaBlock, gwBlock, spec.Metadata.Postgres == nil)
+	c.status(id, metaBlock, gwBlock, spec.Metadata.Postgres == nil, gwTLS)
+	c.plan.Status.GatewayTLS = in.XR.Status.GatewayTLS
+	if gwHash != "" {
+		c.plan.Status.GatewayTLS = posture.status
+	}
 	authReady := c.auth(in.Now)
 	c.plan.Conditions = append(c.plan.Conditions, authReady)
 	if err := c.publish(authReady); err != nil {

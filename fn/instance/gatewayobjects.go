@@ -20,7 +20,7 @@ const (
 	gatewayUID          = int64(101)
 	gatewayPortName     = "http"
 	gatewayMetricsName  = "metrics"
-	gatewayConfigMount  = "/etc/envoy"
+	gatewayConfigMount  = envoyconfig.ConfigMount
 	gatewayGracePeriod  = int64(15)
 	defaultGatewayCount = int32(2)
 
@@ -37,6 +37,11 @@ type gatewayParams struct {
 	Replicas    int32
 	MetricsPort int32
 	ConfigHash  string
+	// Files are the ConfigMap's keys, all mounted.
+	Files []string
+	// Posture is the client listener's TLS: the Secrets to mount, and
+	// whether the rollout stops every old pod first.
+	Posture posture
 	// Template is the user's spec.gateway.template, already validated.
 	Template *corev1.PodTemplateSpec
 	// WakeAgent is the wake agent's image; the sidecar runs only while the
@@ -53,12 +58,48 @@ func userServiceAccount(t *corev1.PodTemplateSpec) string {
 	return t.Spec.ServiceAccountName
 }
 
-func renderGatewayConfigMap(n names, envoy string) *corev1.ConfigMap {
+func renderGatewayConfigMap(n names, files map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: objectMeta(n, n.gatewayConfig(), componentGateway),
-		Data:       map[string]string{envoyconfig.ConfigKey: envoy},
+		Data:       files,
 	}
+}
+
+// tlsVolumes are the listener's Secrets as the gateway container mounts
+// them: the certificate and key, and the client CA with its CRL in one
+// projected volume, so that one swap of the directory Envoy watches
+// carries both.
+func tlsVolumes(p posture) ([]corev1.Volume, []corev1.VolumeMount) {
+	if p.cert == "" || p.listener.Closed {
+		return nil, nil
+	}
+	vols := make([]corev1.Volume, 0, 2)
+	mounts := make([]corev1.VolumeMount, 0, 2)
+	vols = append(vols, corev1.Volume{Name: podtemplate.VolumeGatewayTLS, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: p.cert,
+		Items: []corev1.KeyToPath{
+			{Key: envoyconfig.KeyCertificate, Path: envoyconfig.KeyCertificate},
+			{Key: envoyconfig.KeyPrivateKey, Path: envoyconfig.KeyPrivateKey},
+		},
+	}}})
+	mounts = append(mounts, corev1.VolumeMount{Name: podtemplate.VolumeGatewayTLS, MountPath: envoyconfig.GatewayCertDir, ReadOnly: true})
+	if p.clientCA == "" {
+		return vols, mounts
+	}
+	sources := []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{
+		LocalObjectReference: corev1.LocalObjectReference{Name: p.clientCA},
+		Items:                []corev1.KeyToPath{{Key: envoyconfig.KeyCA, Path: envoyconfig.KeyCA}},
+	}}}
+	if p.crl != "" {
+		sources = append(sources, corev1.VolumeProjection{Secret: &corev1.SecretProjection{
+			LocalObjectReference: corev1.LocalObjectReference{Name: p.crl},
+			Items:                []corev1.KeyToPath{{Key: envoyconfig.KeyCRL, Path: envoyconfig.KeyCRL}},
+		}})
+	}
+	vols = append(vols, corev1.Volume{Name: podtemplate.VolumeClientCA, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: sources}}})
+	mounts = append(mounts, corev1.VolumeMount{Name: podtemplate.VolumeClientCA, MountPath: envoyconfig.ClientTrustDir, ReadOnly: true})
+	return vols, mounts
 }
 
 // preStopDrain fails Envoy's health check through the loopback admin port
@@ -117,11 +158,16 @@ func renderGatewayDeployment(n names, p gatewayParams) *appsv1.Deployment {
 			Volumes: []corev1.Volume{
 				{Name: podtemplate.VolumeGatewayConfig, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 					LocalObjectReference: corev1.LocalObjectReference{Name: n.gatewayConfig()},
-					Items:                []corev1.KeyToPath{{Key: envoyconfig.ConfigKey, Path: envoyconfig.ConfigKey}},
+					Items:                configItems(p.Files),
 				}}},
 				emptyDirVolume(podtemplate.VolumeGatewayTmp),
 			},
 		},
+	}
+	if vols, mounts := tlsVolumes(p.Posture); len(vols) > 0 {
+		primary := &operator.Spec.Containers[0]
+		primary.VolumeMounts = append(primary.VolumeMounts, mounts...)
+		operator.Spec.Volumes = append(operator.Spec.Volumes, vols...)
 	}
 	wake := wakeEnabled(p.Template)
 	if wake {
@@ -140,6 +186,11 @@ func renderGatewayDeployment(n names, p gatewayParams) *appsv1.Deployment {
 	tpl.Spec.EnableServiceLinks = ptr.To(false)
 
 	maxSurge, maxUnavailable := intstr.FromString("25%"), intstr.FromInt32(0)
+	if p.Posture.staging {
+		// Every pod of the weaker posture stops before a closed one
+		// starts.
+		maxSurge, maxUnavailable = intstr.FromInt32(0), intstr.FromString("100%")
+	}
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: objectMeta(n, n.gateway(), componentGateway),
@@ -153,6 +204,19 @@ func renderGatewayDeployment(n names, p gatewayParams) *appsv1.Deployment {
 			Template: tpl,
 		},
 	}
+}
+
+// configItems mounts each ConfigMap key at its own name; with no TLS that
+// is envoy.yaml alone, as before TLS existed.
+func configItems(keys []string) []corev1.KeyToPath {
+	if len(keys) == 0 {
+		keys = []string{envoyconfig.ConfigKey}
+	}
+	items := make([]corev1.KeyToPath, 0, len(keys))
+	for _, k := range keys {
+		items = append(items, corev1.KeyToPath{Key: k, Path: k})
+	}
+	return items
 }
 
 func renderGatewayService(n names) *corev1.Service {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -260,26 +261,33 @@ func (w want) build(t *testing.T) *fnv1.RunFunctionResponse {
 	return rsp
 }
 
-// withAuth places AuthReady where the function does: after MetadataReady
-// and GatewayReady, before the conditions that follow them.
+// withAuth places AuthReady where the function does: after MetadataReady,
+// GatewayReady and GatewayTLSReady, before the conditions that follow
+// them. A case that names no GatewayTLSReady has TLS off: Disabled is
+// placed after GatewayReady.
 func (w want) withAuth() []*fnv1.Condition {
 	if w.omitAuth {
 		return w.conditions
+	}
+	conds := w.conditions
+	if !slices.ContainsFunc(conds, func(c *fnv1.Condition) bool { return c.GetType() == "GatewayTLSReady" }) {
+		at := slices.IndexFunc(conds, func(c *fnv1.Condition) bool { return c.GetType() == "GatewayReady" })
+		conds = slices.Insert(slices.Clone(conds), at+1, cond("GatewayTLSReady", true, "Disabled", "TLS on the gateway is disabled: it serves plain HTTP"))
 	}
 	a := w.auth
 	if a == nil {
 		a = cond("AuthReady", true, "Disabled", "authentication is disabled")
 	}
 	at := 0
-	for i, c := range w.conditions {
-		if c.GetType() == "MetadataReady" || c.GetType() == "GatewayReady" {
+	for i, c := range conds {
+		if c.GetType() == "MetadataReady" || c.GetType() == "GatewayReady" || c.GetType() == "GatewayTLSReady" {
 			at = i + 1
 		}
 	}
-	out := make([]*fnv1.Condition, 0, len(w.conditions)+1)
-	out = append(out, w.conditions[:at]...)
+	out := make([]*fnv1.Condition, 0, len(conds)+1)
+	out = append(out, conds[:at]...)
 	out = append(out, a)
-	return append(out, w.conditions[at:]...)
+	return append(out, conds[at:]...)
 }
 
 func claimSelector() *fnv1.ResourceSelector {

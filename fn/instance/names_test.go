@@ -157,7 +157,8 @@ func TestComputeRefusesABadName(t *testing.T) {
 			for _, c := range p.Conditions {
 				got = append(got, c.Type+"/"+c.Reason+": "+c.Message)
 			}
-			want := []string{TypeMetadataReady + "/" + ReasonLimitExceeded + ": " + tc.want, TypeGatewayReady + "/" + ReasonLimitExceeded + ": " + tc.want}
+			want := []string{TypeMetadataReady + "/" + ReasonLimitExceeded + ": " + tc.want, TypeGatewayReady + "/" + ReasonLimitExceeded + ": " + tc.want,
+				TypeGatewayTLSReady + "/" + ReasonTLSDisabled + ": " + tlsDisabledText}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("conditions: -want, +got:\n%s", diff)
 			}

@@ -19,6 +19,7 @@ var userErrors = map[string]bool{
 	ReasonEnsureFailed:                  true,
 	ReasonLimitExceeded:                 true,
 	ReasonIDChangeRefused:               true,
+	ReasonTLSSpecInvalid:                true,
 }
 
 // status decides the instance's status, conditions, events, readiness and
@@ -29,7 +30,9 @@ var userErrors = map[string]bool{
 // blocked: the endpoint of a running service stays published so engines
 // keep working. The conditions tell whether the spec is in effect, and the
 // phase is Ready only when both are.
-func (c *computation) status(id string, metaBlock, gwBlock *blocked, internalPostgres bool) {
+//
+// rollup are further conditions the instance's readiness needs True.
+func (c *computation) status(id string, metaBlock, gwBlock *blocked, internalPostgres bool, rollup ...Condition) {
 	n := c.n
 	metaServing := serving(c.in.Observed[RNMetadata])
 	gwServing := serving(c.in.Observed[RNGateway])
@@ -70,8 +73,13 @@ func (c *computation) status(id string, metaBlock, gwBlock *blocked, internalPos
 	}
 
 	prev := c.in.XR.Status.Phase
+	conds := append([]Condition{meta, gw}, rollup...)
+	allTrue := true
+	for _, cond := range conds {
+		allTrue = allTrue && cond.Status == metav1.ConditionTrue
+	}
 	switch {
-	case meta.Status == metav1.ConditionTrue && gw.Status == metav1.ConditionTrue:
+	case allTrue:
 		st.Phase = v1alpha1.InstancePhaseReady
 	case prev == v1alpha1.InstancePhaseReady || prev == v1alpha1.InstancePhaseDegraded:
 		st.Phase = v1alpha1.InstancePhaseDegraded
@@ -81,7 +89,7 @@ func (c *computation) status(id string, metaBlock, gwBlock *blocked, internalPos
 
 	p := &c.plan
 	p.Status = st
-	p.Conditions = []Condition{meta, gw}
+	p.Conditions = conds
 	p.Ready = st.Phase == v1alpha1.InstancePhaseReady
 	p.TTL = ProvisioningTTL
 	if p.Ready {

@@ -101,7 +101,7 @@ func TestValidateRejectsBrokenExamples(t *testing.T) {
 		},
 		"NotImplementedFeature": {
 			file: "tls-enabled.yaml",
-			want: []string{"spec.tls.gateway", "TLS is not implemented"},
+			want: []string{"spec.tls.engine", "engine TLS is not implemented"},
 		},
 		"AuthWithoutLocal": {
 			file: "auth-without-local.yaml",

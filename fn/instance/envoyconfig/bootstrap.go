@@ -17,13 +17,14 @@ const (
 const perConnectionBufferLimitBytes = 2 << 20
 
 func newBootstrap(p Params) bootstrap {
+	listeners := []listener{statsListener(p)}
+	if !p.Listener.Closed {
+		listeners = []listener{clientListener(p), statsListener(p)}
+	}
 	return bootstrap{
 		StaticResources: staticResources{
-			Listeners: []listener{
-				clientListener(p),
-				statsListener(p),
-			},
-			Clusters: clusters(p),
+			Listeners: listeners,
+			Clusters:  clusters(p),
 		},
 		// Loopback only: the admin interface can stop the server and flip
 		// health. The metrics listener exposes just StatsPath from it.

@@ -61,6 +61,9 @@ type Params struct {
 	// asks it, as its last step, whether to hold a request for an engine
 	// that has no ready endpoint.
 	WakeAgent bool
+
+	// Listener is the client listener's TLS posture.
+	Listener Listener
 }
 
 // The wake agent's fixed ports in the gateway pod: /hold on loopback for
@@ -138,6 +141,15 @@ func validate(p Params) field.ErrorList {
 	if p.WakeAgent && (p.MetricsPort == WakeAgentHoldPort || p.MetricsPort == WakeAgentMetricsPort) {
 		errs = append(errs, field.Invalid(mp, p.MetricsPort,
 			fmt.Sprintf("must differ from the wake agent's ports %d and %d", WakeAgentHoldPort, WakeAgentMetricsPort)))
+	}
+	l, lp := p.Listener, field.NewPath("spec", "tls", "gateway")
+	switch {
+	case l.Closed && (l.TLS || l.ClientCA || l.CRL):
+		errs = append(errs, field.Invalid(lp, "closed", "a closed listener serves no TLS"))
+	case l.ClientCA && !l.TLS:
+		errs = append(errs, field.Invalid(lp.Child("clientCASecretRef"), "set", "client certificates need TLS"))
+	case l.CRL && !l.ClientCA:
+		errs = append(errs, field.Invalid(lp.Child("crlSecretRef"), "set", "a CRL needs clientCASecretRef"))
 	}
 	return errs
 }

@@ -390,7 +390,9 @@ func TestConfigScriptIsEmbeddedFile(t *testing.T) {
 func TestParamsHoldOnlyInstanceFacts(t *testing.T) {
 	// WakeAgent is whether the instance's gateway runs the agent: a fact of
 	// the instance (its gateway's service account), never of an engine.
-	want := []string{"Namespace", "ClusterDomain", "MetricsPort", "WakeAgent"}
+	// Listener is the instance's TLS posture: a fact of its spec and
+	// status.
+	want := []string{"Namespace", "ClusterDomain", "MetricsPort", "WakeAgent", "Listener"}
 	fields := reflect.VisibleFields(reflect.TypeFor[Params]())
 	got := make([]string, 0, len(fields))
 	for _, f := range fields {

@@ -64,12 +64,24 @@ func TestRecordedConfigsAreValidEnvoy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := 0
+	found, sds := 0, 0
 	for _, path := range rendered {
-		for _, y := range gatewayConfigs(t, path) {
+		for _, files := range gatewayConfigs(t, path) {
 			found++
-			t.Run(path, func(t *testing.T) { parse(t, y) })
+			t.Run(path, func(t *testing.T) {
+				parse(t, []byte(files[ConfigKey]))
+				for k, y := range files {
+					if k != ConfigKey {
+						sds++
+						parseSDS(t, y)
+					}
+				}
+			})
 		}
+	}
+	// instance-gateway-tls renders both SDS files.
+	if sds < 2 {
+		t.Fatalf("found %d SDS files in the render examples, want at least 2", sds)
 	}
 	// The five instance examples each render one gateway ConfigMap.
 	if found < 5 {
@@ -77,15 +89,15 @@ func TestRecordedConfigsAreValidEnvoy(t *testing.T) {
 	}
 }
 
-// gatewayConfigs returns the envoy.yaml of every ConfigMap in a multi-document
-// YAML file.
-func gatewayConfigs(t *testing.T, path string) [][]byte {
+// gatewayConfigs returns the files of every gateway ConfigMap (one holding
+// envoy.yaml) in a multi-document YAML file.
+func gatewayConfigs(t *testing.T, path string) []map[string]string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out [][]byte
+	var out []map[string]string
 	for _, doc := range bytes.Split(b, []byte("\n---\n")) {
 		var o struct {
 			Kind string            `json:"kind"`
@@ -94,8 +106,8 @@ func gatewayConfigs(t *testing.T, path string) [][]byte {
 		if err := yaml.Unmarshal(doc, &o); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		if y, ok := o.Data[ConfigKey]; ok && o.Kind == "ConfigMap" {
-			out = append(out, []byte(y))
+		if _, ok := o.Data[ConfigKey]; ok && o.Kind == "ConfigMap" {
+			out = append(out, o.Data)
 		}
 	}
 	return out

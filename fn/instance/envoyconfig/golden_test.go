@@ -19,6 +19,9 @@ var goldenParams = map[string]Params{
 	"custom-metrics-port":   {Namespace: "team-a", MetricsPort: 9191},
 	"custom-cluster-domain": {Namespace: "analytics", ClusterDomain: "corp.example", MetricsPort: 9090},
 	"wake-agent":            {Namespace: "analytics", WakeAgent: true},
+	"tls":                   {Namespace: "analytics", Listener: Listener{TLS: true}},
+	"mutual-tls-crl":        {Namespace: "analytics", WakeAgent: true, Listener: Listener{TLS: true, ClientCA: true, CRL: true}},
+	"closed":                {Namespace: "analytics", WakeAgent: true, Listener: Listener{Closed: true}},
 }
 
 func TestConfigGolden(t *testing.T) {

@@ -61,7 +61,7 @@ func clientListener(p Params) listener {
 		Name:                          clientListenerName,
 		Address:                       socketAddress(anyAddress, ListenerPort),
 		PerConnectionBufferLimitBytes: u32(perConnectionBufferLimitBytes),
-		FilterChains:                  []filterChain{{Filters: []networkFilter{networkHCM(hcm)}}},
+		FilterChains:                  []filterChain{{Filters: []networkFilter{networkHCM(hcm)}, TransportSocket: downstreamTLS(p.Listener)}},
 	}
 }
 

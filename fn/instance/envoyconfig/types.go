@@ -54,7 +54,8 @@ type listener struct {
 }
 
 type filterChain struct {
-	Filters []networkFilter `json:"filters"`
+	Filters         []networkFilter  `json:"filters"`
+	TransportSocket *transportSocket `json:"transport_socket,omitempty"`
 }
 
 type networkFilter struct {
@@ -321,3 +322,83 @@ func durPtr(d time.Duration) *duration {
 }
 
 func u32(v uint32) *uint32 { return &v }
+
+// TLS (envoy.extensions.transport_sockets.tls.v3, envoy.config.core.v3).
+
+type transportSocket struct {
+	Name        string               `json:"name"`
+	TypedConfig downstreamTLSContext `json:"typed_config"`
+}
+
+// envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext;
+// require_client_certificate is a BoolValue, which protojson writes bare.
+type downstreamTLSContext struct {
+	typeURL
+	CommonTLSContext         commonTLSContext `json:"common_tls_context"`
+	RequireClientCertificate bool             `json:"require_client_certificate,omitempty"`
+}
+
+type commonTLSContext struct {
+	TLSParams                        tlsParams         `json:"tls_params"`
+	TLSCertificateSDSSecretConfigs   []sdsSecretConfig `json:"tls_certificate_sds_secret_configs"`
+	ValidationContextSDSSecretConfig *sdsSecretConfig  `json:"validation_context_sds_secret_config,omitempty"`
+}
+
+type tlsParams struct {
+	TLSMinimumProtocolVersion string `json:"tls_minimum_protocol_version"`
+}
+
+type sdsSecretConfig struct {
+	Name      string       `json:"name"`
+	SDSConfig configSource `json:"sds_config"`
+}
+
+type configSource struct {
+	PathConfigSource   pathConfigSource `json:"path_config_source"`
+	ResourceAPIVersion string           `json:"resource_api_version"`
+}
+
+type pathConfigSource struct {
+	Path             string           `json:"path"`
+	WatchedDirectory watchedDirectory `json:"watched_directory"`
+}
+
+type watchedDirectory struct {
+	Path string `json:"path"`
+}
+
+// discoveryResponse is envoy.service.discovery.v3.DiscoveryResponse as a
+// path config source file holds it.
+type discoveryResponse struct {
+	Resources []tlsSecret `json:"resources"`
+}
+
+// envoy.extensions.transport_sockets.tls.v3.Secret; sets exactly one of
+// TLSCertificate and ValidationContext.
+type tlsSecret struct {
+	typeURL
+	Name              string             `json:"name"`
+	TLSCertificate    *tlsCertificate    `json:"tls_certificate,omitempty"`
+	ValidationContext *validationContext `json:"validation_context,omitempty"`
+}
+
+type tlsCertificate struct {
+	CertificateChain fileSource        `json:"certificate_chain"`
+	PrivateKey       fileSource        `json:"private_key"`
+	WatchedDirectory *watchedDirectory `json:"watched_directory,omitempty"`
+}
+
+// validationContext is a CertificateValidationContext: the CA client
+// certificates must chain to and, optionally, the CRL they are checked
+// against. No SAN is matched: any certificate of the CA is a client, as
+// the original's.
+type validationContext struct {
+	TrustedCA        fileSource        `json:"trusted_ca"`
+	CRL              *fileSource       `json:"crl,omitempty"`
+	WatchedDirectory *watchedDirectory `json:"watched_directory,omitempty"`
+}
+
+// fileSource is a DataSource read from a file.
+type fileSource struct {
+	Filename string `json:"filename"`
+}
