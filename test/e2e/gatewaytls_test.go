@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
 	"maps"
@@ -15,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -28,56 +25,6 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/test/e2e/harness"
 )
-
-// testCA is a certificate authority the test makes itself, so it can
-// check what cert-manager issued from it.
-type testCA struct {
-	cert    *x509.Certificate
-	key     *ecdsa.PrivateKey
-	certPEM []byte
-	keyPEM  []byte
-}
-
-func newTestCA(t *testing.T, cn string) testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return testCA{cert: cert, key: key,
-		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})}
-}
-
-// crl is a revocation list of ca revoking serial 7, PEM.
-func (ca testCA) crl(t *testing.T) []byte {
-	t.Helper()
-	der, err := x509.CreateRevocationList(rand.Reader, &x509.RevocationList{
-		Number: big.NewInt(1), ThisUpdate: time.Now(), NextUpdate: time.Now().Add(time.Hour),
-		RevokedCertificateEntries: []x509.RevocationListEntry{{SerialNumber: big.NewInt(7), RevocationTime: time.Now()}},
-	}, ca.cert, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: der})
-}
 
 // gatewayView is what the test reads of an instance's gateway.
 type gatewayView struct {
@@ -136,7 +83,12 @@ func (s *scenario) gatewayView(ctx context.Context, inst *unstructured.Unstructu
 func TestGatewayServesTLSAndTightensFailClosed(t *testing.T) {
 	s := newScenario(t, "gateway-tls")
 	ctx := s.ctx
-	ca, clients := newTestCA(t, "gateway-ca"), newTestCA(t, "clients-ca")
+	ca, err := harness.NewTestCA("gateway-ca")
+	s.must(err)
+	clients, err := harness.NewTestCA("clients-ca")
+	s.must(err)
+	crl, err := clients.CRL(big.NewInt(7))
+	s.must(err)
 
 	inst := s.instance("demo")
 	set(t, inst, map[string]any{"gateway": map[string]any{
@@ -161,9 +113,9 @@ func TestGatewayServesTLSAndTightensFailClosed(t *testing.T) {
 	}
 
 	// The issuer: a CA of the test's own, so the chain can be checked.
-	_, err := cp.Kube.CoreV1().Secrets(s.ns).Create(ctx, &corev1.Secret{
+	_, err = cp.Kube.CoreV1().Secrets(s.ns).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "gateway-ca-keypair"}, Type: corev1.SecretTypeTLS,
-		Data: map[string][]byte{"tls.crt": ca.certPEM, "tls.key": ca.keyPEM},
+		Data: map[string][]byte{"tls.crt": ca.Cert, "tls.key": ca.Key},
 	}, metav1.CreateOptions{})
 	s.must(err)
 	s.apply(&unstructured.Unstructured{Object: map[string]any{
@@ -193,7 +145,7 @@ func TestGatewayServesTLSAndTightensFailClosed(t *testing.T) {
 		t.Errorf("the gateway certificate names %v, want %v", cert.DNSNames, wantNames)
 	}
 	roots := x509.NewCertPool()
-	roots.AddCert(ca.cert)
+	roots.AddCert(ca.Certificate())
 	for _, name := range wantNames {
 		if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, DNSName: name, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
 			t.Errorf("the gateway certificate does not verify for %s against the issuer's CA: %v", name, err)
@@ -206,7 +158,7 @@ func TestGatewayServesTLSAndTightensFailClosed(t *testing.T) {
 
 	// Mutual TLS with a CRL: another tightening.
 	for name, data := range map[string]map[string][]byte{
-		"clients-ca": {"ca.crt": clients.certPEM}, "clients-crl": {"crl.pem": clients.crl(t)},
+		"clients-ca": {"ca.crt": clients.Cert}, "clients-crl": {"crl.pem": crl},
 	} {
 		_, err := cp.Kube.CoreV1().Secrets(s.ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}, metav1.CreateOptions{})
 		s.must(err)

@@ -209,3 +209,29 @@ func firstServiceIP() net.IP {
 	ip = ip.To4()
 	return net.IPv4(ip[0], ip[1], ip[2], ip[3]+1)
 }
+
+// TestCA is a certificate authority a test makes for itself, to check what
+// cert-manager issues from it or to stand for a client CA.
+type TestCA struct{ *keyPair }
+
+// NewTestCA makes a self-signed CA named name.
+func NewTestCA(name string) (TestCA, error) {
+	kp, err := newCA(name)
+	return TestCA{kp}, err
+}
+
+// Certificate is the CA's parsed certificate.
+func (c TestCA) Certificate() *x509.Certificate { return c.cert }
+
+// CRL is a revocation list the CA signs, revoking serial, PEM encoded.
+func (c TestCA) CRL(serial *big.Int) ([]byte, error) {
+	now := time.Now()
+	der, err := x509.CreateRevocationList(rand.Reader, &x509.RevocationList{
+		Number: big.NewInt(1), ThisUpdate: now, NextUpdate: now.Add(time.Hour),
+		RevokedCertificateEntries: []x509.RevocationListEntry{{SerialNumber: serial, RevocationTime: now}},
+	}, c.cert, c.signer)
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot sign a revocation list")
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: der}), nil
+}
