@@ -11,26 +11,21 @@ VERSION ?= v0.1.0
 OUT ?= _out
 TOOLS := hack/tools.sh
 
+# One set of build settings for the tools (hack/tools.sh), the tests and the
+# packages (hack/xpkg.sh), so a package they share is compiled once, not once
+# per setting: cgo off, as on a machine with only Go and in the shipped
+# function, and paths trimmed, as reproducible packages need.
+export CGO_ENABLED := 0
+export GOFLAGS := -trimpath $(GOFLAGS)
+
 .PHONY: setup generate build test lint render goldens xpkg push clean up down scale perf
 
-## setup: fetch modules and build the pinned tools once (Crossplane CLI v2.5.0, core v2.4.0, controller-gen,
-## etcd v3.6.5, Kubernetes v1.34.4, KWOK v0.8.0, Prometheus v3.7.3, provider-kubernetes v0.17.1, cert-manager v1.21.1,
-## golangci-lint v2.15.0)
-## into a cache outside the repo, one after another (two at a time gained nothing on 2 cores: the builds are
-## CPU-bound); cold 30-40 min, warm seconds
+## setup: fetch modules and build the pinned tools the tests run, once (Crossplane CLI v2.5.0, core v2.4.0,
+## controller-gen, etcd v3.6.5, Kubernetes v1.34.4, KWOK v0.8.0, Prometheus v3.7.3, provider-kubernetes v0.17.1,
+## cert-manager v1.21.1) into a cache outside the repo (hack/setup.sh); cold about 28 min on 2 cores, warm seconds.
+## golangci-lint v2.15.0 is built by the first make lint.
 setup:
-	go mod download
-	$(TOOLS) crossplane >/dev/null
-	$(TOOLS) crossplane-core >/dev/null
-	$(TOOLS) controller-gen >/dev/null
-	$(TOOLS) etcd >/dev/null
-	$(TOOLS) kube-apiserver >/dev/null
-	$(TOOLS) kwok >/dev/null
-	$(TOOLS) kwok-stages >/dev/null
-	$(TOOLS) prometheus >/dev/null
-	$(TOOLS) provider-kubernetes >/dev/null
-	$(TOOLS) cert-manager >/dev/null
-	$(TOOLS) golangci-lint >/dev/null
+	hack/setup.sh
 
 ## generate: regenerate deepcopy, XRDs, the input CRD and every registry-dependent file
 generate:
@@ -41,9 +36,11 @@ generate:
 build:
 	go build ./...
 
-## test: unit, whole-response, staleness, render-golden, validate, package and end-to-end tests
+## test: unit, whole-response, staleness, render-golden, validate, package and end-to-end tests. The compiler
+## runs with GOGC=400 (less time collecting garbage); the tests run with the default (env -u GOGC), because
+## some of them measure allocations.
 test:
-	go test -count=1 -timeout 45m ./...
+	GOGC=400 go test -count=1 -timeout 45m -exec 'env -u GOGC' ./...
 
 ## lint: golangci-lint (.golangci.yml) over the whole module, tests, hack/ and test/ included; govet is one
 ## of its linters, so make test does not run go vet again; GOGC=400 trades the linter's memory for speed

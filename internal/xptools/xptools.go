@@ -9,17 +9,36 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 )
 
-// Root is the repository root.
-func Root() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
+// module is the first line of the repository's go.mod.
+const module = "module github.com/firebolt-db/firebolt-crossplane\n"
+
+// Root is the repository root: the nearest directory at or above the working
+// directory whose go.mod is this module's. `go test` runs each test in its
+// package's directory and `make` runs in the root. The source file's own
+// path cannot say where the root is: make builds with -trimpath, which
+// leaves runtime.Caller a module-relative name.
+var Root = sync.OnceValue(func() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		panic("cannot find the repository root: " + err.Error())
+	}
+	for range 64 { // no real checkout is nested deeper
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(b), module) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	panic("cannot find the repository root: no go.mod of " + strings.TrimSpace(strings.TrimPrefix(module, "module ")) + " at or above the working directory; run from inside the checkout")
+})
 
 var (
 	mu    sync.Mutex

@@ -30,7 +30,7 @@
 //   - cert-manager v1.21.1, as an administrator installs it before the
 //     Configuration: its CRDs, and its own controllers for Certificates,
 //     Issuers, ClusterIssuers and SelfSigned and CA CertificateRequests as one
-//     process (hack/tools/cert-manager, with --enable-certificate-owner-ref;
+//     process (hack/tools/cert-manager-kwok, with --enable-certificate-owner-ref;
 //     no webhook, so nothing validates or defaults cert-manager objects on
 //     admission, and no cainjector). It binds only 127.0.0.1:9402 (metrics)
 //     and 127.0.0.1:9403 (/readyz), so it shares this namespace. A SelfSigned ClusterIssuer issues a CA Certificate in

@@ -20,7 +20,7 @@ import (
 // keys and TLS, and its pods mount the Secrets cert-manager writes. The
 // harness installs it as an administrator would before the Configuration:
 // its CRDs (the pinned module's deploy/crds, the schemas its Helm chart
-// ships), its controllers as a process (hack/tools/cert-manager: the
+// ships), its controllers as a process (hack/tools/cert-manager-kwok: the
 // Certificate, Issuer, ClusterIssuer and SelfSigned and CA
 // CertificateRequest controllers of cert-manager's own packages; no webhook,
 // no cainjector), and the issuer chain the original operator's end-to-end

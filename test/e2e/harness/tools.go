@@ -7,11 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
 	"github.com/crossplane/function-sdk-go/errors"
+
+	"github.com/firebolt-db/firebolt-crossplane/internal/xptools"
 )
 
 // EnvTools carries the prepared Tools, as JSON, to the re-executed copy:
@@ -55,7 +56,7 @@ type Tools struct {
 	ProviderKubernetes     string `json:"providerKubernetes"`
 	ProviderKubernetesCRDs string `json:"providerKubernetesCRDs"`
 
-	// CertManager runs cert-manager's controllers (hack/tools/cert-manager),
+	// CertManager runs cert-manager's controllers (hack/tools/cert-manager-kwok),
 	// and CertManagerCRDs is its module's deploy/crds.
 	CertManager     string `json:"certManager"`
 	CertManagerCRDs string `json:"certManagerCRDs"`
@@ -69,11 +70,8 @@ type Tools struct {
 	ProviderKubernetesPackage string `json:"providerKubernetesPackage"`
 }
 
-// Root is the repository root.
-func Root() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
-}
+// Root is the repository root (xptools.Root).
+func Root() string { return xptools.Root() }
 
 // Prepare builds what is missing into the tools cache, then the function,
 // both packages and provider-kubernetes's package into out. Progress goes to
