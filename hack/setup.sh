@@ -3,8 +3,7 @@
 # after another (two builds at a time took as long as one after another: they
 # are CPU-bound on 2 cores). Meanwhile every tool's modules download in the
 # background, so no build waits on the network. golangci-lint is not here:
-# `make lint` builds it on first use, and CI runs that beside setup and the
-# tests at the lowest priority (.ci/run).
+# `make lint` builds it on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
