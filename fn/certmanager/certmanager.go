@@ -13,6 +13,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
+	"math"
 	"strconv"
 	"time"
 
@@ -92,15 +93,18 @@ func Ready(crt map[string]any) bool {
 	if crt == nil {
 		return false
 	}
-	gen, _, _ := unstructured.NestedInt64(crt, "metadata", "generation")
+	gen, ok := integer(crt, "metadata", "generation")
+	if !ok {
+		return false
+	}
 	conds, _, _ := unstructured.NestedSlice(crt, "status", "conditions")
 	for _, raw := range conds {
 		m, ok := raw.(map[string]any)
 		if !ok || m["type"] != "Ready" {
 			continue
 		}
-		observed, _, _ := unstructured.NestedInt64(m, "observedGeneration")
-		return m["status"] == "True" && observed == gen
+		observed, ok := integer(m, "observedGeneration")
+		return ok && m["status"] == "True" && observed == gen
 	}
 	return false
 }
@@ -113,8 +117,8 @@ func RequestName(crt map[string]any) string {
 		return ""
 	}
 	name, _, _ := unstructured.NestedString(crt, "metadata", "name")
-	rev, _, _ := unstructured.NestedInt64(crt, "status", "revision")
-	if name == "" || rev < 1 {
+	rev, ok := integer(crt, "status", "revision")
+	if name == "" || !ok || rev < 1 {
 		return ""
 	}
 	return name + "-" + strconv.FormatInt(rev, 10)
@@ -171,6 +175,27 @@ func PublicKeyFingerprint(cr map[string]any) string {
 func SPKIFingerprint(spki []byte) string {
 	sum := sha256.Sum256(spki)
 	return hex.EncodeToString(sum[:])
+}
+
+// integer reads a whole number at path, as int64 (Kubernetes' JSON
+// decoding) or float64 (a protobuf Struct, which is how Crossplane hands a
+// function its observed objects); ok is false when it is absent, of
+// another type, or not whole.
+func integer(obj map[string]any, path ...string) (int64, bool) {
+	v, found, err := unstructured.NestedFieldNoCopy(obj, path...)
+	if !found || err != nil {
+		return 0, false
+	}
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case float64:
+		if n != math.Trunc(n) || math.Abs(n) > 1<<53 {
+			return 0, false
+		}
+		return int64(n), true
+	}
+	return 0, false
 }
 
 // decodePEMField decodes a base64 field holding PEM: its first block and

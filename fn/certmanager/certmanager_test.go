@@ -114,6 +114,11 @@ func TestReady(t *testing.T) {
 		"NotReady":              {crt(2, ready("False", 2)), false},
 		"MalformedCondition":    {crt(2, "Ready"), false},
 		"ObservedGenerationBad": {crt(2, map[string]any{"type": "Ready", "status": "True", "observedGeneration": "2"}), false},
+		"NoGenerations":         {map[string]any{"status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}}, false},
+		// Crossplane hands a function observed objects through a protobuf
+		// Struct, whose numbers are float64.
+		"FloatsForGeneration": {floats(crt(2, ready("True", 2))), true},
+		"FloatsForOlderSpec":  {floats(crt(3, ready("True", 2))), false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got := Ready(tc.crt); got != tc.want {
@@ -121,6 +126,32 @@ func TestReady(t *testing.T) {
 			}
 		})
 	}
+}
+
+// floats is obj with every int64 made a float64, as a protobuf Struct
+// carries numbers.
+func floats(obj map[string]any) map[string]any {
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case int64:
+			return float64(x)
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				out[k] = walk(e)
+			}
+			return out
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				out[i] = walk(e)
+			}
+			return out
+		}
+		return v
+	}
+	return walk(obj).(map[string]any)
 }
 
 func TestRequestName(t *testing.T) {
@@ -137,6 +168,8 @@ func TestRequestName(t *testing.T) {
 		"RevisionZero":   {crt("c", int64(0)), ""},
 		"RevisionString": {crt("c", "2"), ""},
 		"NoName":         {crt("", int64(1)), ""},
+		"FloatRevision":  {crt("c", float64(3)), "c-3"},
+		"FractionalRev":  {crt("c", 2.5), ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got := RequestName(tc.crt); got != tc.want {

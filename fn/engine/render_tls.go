@@ -24,10 +24,10 @@ const (
 	defaultTLSSize      = 384
 )
 
-// EngineTLS is the instance's engine TLS as a generation renders it: the
+// TLS is the instance's engine TLS as a generation renders it: the
 // instance (a label of the Certificate, so the instance finds its engines'
 // certificates) and the issuer that signs each generation's certificate.
-type EngineTLS struct {
+type TLS struct {
 	Instance string
 	Issuer   v1alpha1.CertManagerSpec
 }
@@ -42,7 +42,7 @@ func engineTLSName(engine string, gen int) string {
 // renderCertificate is generation r.Gen's Certificate: the names a client
 // reaches its pods by (each pod under the generation's headless Service,
 // the routing Service, and localhost for the pod's own sidecars).
-func renderCertificate(r renderInput, tls EngineTLS) map[string]any {
+func renderCertificate(r renderInput, tls TLS) map[string]any {
 	host := func(svc string) string { return svc + "." + r.Namespace + ".svc." + contract.ClusterDomain }
 	alg, size := tls.Issuer.Algorithm, int64(tls.Issuer.Size)
 	if alg == "" {

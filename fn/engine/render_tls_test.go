@@ -31,7 +31,7 @@ func TestRenderCertificate(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := renderCertificate(r, EngineTLS{Instance: "firebolt", Issuer: tc.issuer})
+			got := renderCertificate(r, TLS{Instance: "firebolt", Issuer: tc.issuer})
 			labels := map[string]any{
 				"firebolt.io/instance": "firebolt", "firebolt.io/component": "engine-tls",
 				"firebolt.io/engine": "demo", "firebolt.io/generation": "7",

@@ -20,7 +20,7 @@ import (
 
 // pool is a few CAs and one leaf, made once: key generation is slow.
 var pool = sync.OnceValues(func() ([]string, string) {
-	var cas []string
+	cas := make([]string, 0, 6)
 	var leaf string
 	for i := range 6 {
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -107,7 +107,7 @@ func TestEncodeDecode(t *testing.T) {
 	cas, _ := pool()
 	rapid.Check(t, func(t *rapid.T) {
 		idx := rapid.SliceOfN(rapid.IntRange(0, len(cas)-1), 0, 6).Draw(t, "cas")
-		var in []CA
+		in := make([]CA, 0, len(idx))
 		for _, i := range idx {
 			in = append(in, mustCA(t, cas[i]))
 		}
