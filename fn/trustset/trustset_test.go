@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"pgregory.net/rapid"
 )
 
@@ -122,7 +123,7 @@ func TestEncodeDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := cmp.Diff(want, got); d != "" {
+		if d := cmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
 			t.Fatalf("Decode(Encode()) (-want +got):\n%s", d)
 		}
 		if Encode(in) != Encode(got) {
