@@ -212,3 +212,17 @@ func decodePEMField(b64 string) (*pem.Block, []byte) {
 	block, _ := pem.Decode(raw)
 	return block, raw
 }
+
+// CertificateFingerprint is the hex SHA-256 of the certificate chain a
+// CertificateRequest was issued (status.certificate), trimmed PEM as the
+// original fingerprints a serving certificate; "" before it is issued or
+// when it is not PEM. It tells a renewal of the same Certificate apart.
+func CertificateFingerprint(cr map[string]any) string {
+	b64, _, _ := unstructured.NestedString(cr, "status", "certificate")
+	block, raw := decodePEMField(b64)
+	if block == nil || block.Type != "CERTIFICATE" {
+		return ""
+	}
+	sum := sha256.Sum256(bytes.TrimSpace(raw))
+	return hex.EncodeToString(sum[:])
+}
