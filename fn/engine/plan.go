@@ -131,21 +131,7 @@ func (m *machine) plan(now time.Time) Plan {
 	// Decided before the routing Service, which publishes it.
 	m.next.ObservedAuthHash = m.observedAuthHash()
 	m.recordServingTLS()
-	if gen, keep, ok := m.routing(); ok {
-		obs := m.in.Observed[RoutingServiceKey]
-		if keep {
-			gen = routedGeneration(obs)
-		}
-		route, published := m.gatewayRoute(gen)
-		m.emitNextService(&p, route)
-		r := Routing{Engine: m.in.Engine, Namespace: m.in.Namespace, Gen: gen, Instance: m.in.Spec.InstanceRef,
-			ObservedAuthHash: m.next.ObservedAuthHash, GatewayRoute: published}
-		if keep {
-			p.Resources[RoutingServiceKey] = DesiredObject{Object: keptRoutingService(obs.UnstructuredContent(), r), Ready: true}
-		} else {
-			p.Resources[RoutingServiceKey] = routingServiceDesired(r, obs != nil)
-		}
-	}
+	m.emitRouting(&p)
 	if name, u, ok := classUsage(m.in); ok {
 		p.Resources[name] = u
 	}
@@ -173,6 +159,26 @@ func (m *machine) plan(now time.Time) Plan {
 		p.TTL = min(p.TTL, ttlWatchesDropped)
 	}
 	return p
+}
+
+// emitRouting adds the routing Service, publishing what the engine tells
+// its instance, and the next Service while it is needed.
+func (m *machine) emitRouting(p *Plan) {
+	if gen, keep, ok := m.routing(); ok {
+		obs := m.in.Observed[RoutingServiceKey]
+		if keep {
+			gen = routedGeneration(obs)
+		}
+		route, published := m.gatewayRoute(gen)
+		m.emitNextService(p, route)
+		r := Routing{Engine: m.in.Engine, Namespace: m.in.Namespace, Gen: gen, Instance: m.in.Spec.InstanceRef,
+			ObservedAuthHash: m.next.ObservedAuthHash, GatewayRoute: published}
+		if keep {
+			p.Resources[RoutingServiceKey] = DesiredObject{Object: keptRoutingService(obs.UnstructuredContent(), r), Ready: true}
+		} else {
+			p.Resources[RoutingServiceKey] = routingServiceDesired(r, obs != nil)
+		}
+	}
 }
 
 // dropStaleRecords clears the status records that describe nothing any

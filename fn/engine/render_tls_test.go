@@ -211,7 +211,7 @@ func TestEngineTLSScript(t *testing.T) {
 				}
 			}
 			script := strings.NewReplacer(engineTLSMountPath, secret, runtimeDir, run).Replace(engineTLSScript) + "echo started\n"
-			out, err := exec.Command(bash, "-c", script).Output()
+			out, err := exec.CommandContext(t.Context(), bash, "-c", script).Output()
 			if tc.fails {
 				if err == nil || strings.Contains(string(out), "started") {
 					t.Errorf("the script went on without a certificate: err %v, output %q", err, out)

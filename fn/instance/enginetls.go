@@ -36,18 +36,22 @@ import (
 const (
 	// TypeEngineTLSReady is the original's condition for engine TLS.
 	TypeEngineTLSReady = "EngineTLSReady"
-	// ReasonConverging: engines or gateway pods do not all serve the
+	// ReasonConverging says engines or gateway pods do not all serve the
 	// protocol engine TLS asks for yet.
 	ReasonConverging = "Converging"
-	// ReasonDraining: engine TLS is disabled and an engine still serves
-	// TLS.
+	// ReasonDraining says engine TLS is disabled and an engine still
+	// serves TLS.
 	ReasonDraining = "Draining"
+)
 
-	// RNEngineTLSAnchor and RNEngineCABundle are composition resource
-	// names: the anchor Certificate and the gateway's engine CA bundle.
+// Composition resource names: the anchor Certificate and the gateway's
+// engine CA bundle.
+const (
 	RNEngineTLSAnchor resource.Name = "engine-tls-anchor"
 	RNEngineCABundle  resource.Name = "engine-ca-bundle"
+)
 
+const (
 	componentEngineTLS      = "engine-tls"
 	componentEngineCABundle = "engine-ca-bundle"
 	// AnnotationEngineTrustCAs on the bundle lists the fingerprints it
@@ -159,10 +163,12 @@ func (c *computation) decideEngineTLS(now time.Time) engineTLS {
 			LabelInstance: c.n.instance, LabelComponent: componentEngineTLS,
 		}}},
 	}
-	spec := c.in.XR.Spec.TLS.Engine
+	var spec *v1alpha1.TLSListenerSpec
+	if t := c.in.XR.Spec.TLS; t != nil {
+		spec = t.Engine
+	}
 	prev := c.in.XR.Status.EngineTLS
 	d := engineTLS{enabled: spec != nil && spec.Enabled && spec.CertManager != nil}
-	in := c.in.EngineTLS
 
 	anchorCA := false
 	if d.enabled {
@@ -173,24 +179,9 @@ func (c *computation) decideEngineTLS(now time.Time) engineTLS {
 			c.freeze(RNEngineTLSAnchor)
 			return d
 		}
-		c.plan.Resources[RNEngineTLSAnchor] = Desired{Object: c.engineTLSAnchor(spec.CertManager).Object, Ready: certificateReady(c.in.Observed[RNEngineTLSAnchor])}
-		if o := c.in.Observed[RNEngineTLSAnchor]; certificateReady(o) {
-			_, anchorCA = in.CAs[certmanager.RequestName(o.Object)]
-		}
+		anchorCA = c.anchorIssued(spec.CertManager)
 	}
-	// Engines still serving TLS keep the status (and so the bundle) while
-	// engine TLS is off: it is dropped once none does.
-	stillTLS := c.enginesOnTLS()
-	switch {
-	case d.enabled && anchorCA:
-		d.status = &v1alpha1.EngineTLSStatus{SecretName: c.n.engineTLSAnchor(), CreatedAt: &metav1.Time{Time: now}, Reencrypting: true}
-		if prev != nil && prev.CreatedAt != nil {
-			d.status.CreatedAt = prev.CreatedAt
-		}
-	case prev != nil && (d.enabled || len(stillTLS) > 0 || !c.in.Auth.EnginesResolved):
-		d.status = prev.DeepCopy()
-		d.status.Reencrypting = false
-	}
+	d.status = c.engineTLSStatus(d.enabled && anchorCA, d.enabled, now)
 	defaultTLS := d.enabled && d.status != nil && d.status.Reencrypting
 	if d.enabled && d.status == nil {
 		d.pending = ReasonCertificatePending
@@ -198,37 +189,19 @@ func (c *computation) decideEngineTLS(now time.Time) engineTLS {
 			c.n.engineTLSAnchor(), spec.CertManager.IssuerRef.Kind, spec.CertManager.IssuerRef.Name)
 	}
 
-	if !c.in.Auth.EnginesResolved || !in.CAsResolved {
+	if !c.in.Auth.EnginesResolved || !c.in.EngineTLS.CAsResolved {
 		d.frozen = true
 		return d
 	}
-	d.upstream.TLS = defaultTLS
-	for _, e := range slices.Sorted(mapKeys(in.Routes)) {
-		r := in.Routes[e]
-		if r != contract.DefaultRoute(e, defaultTLS) {
-			d.upstream.Routes = append(d.upstream.Routes, envoyconfig.EngineRoute{Engine: e, Service: r.Service, TLS: r.TLS})
-		}
-	}
-	// Engines that publish nothing run plain HTTP behind their routing
-	// Service; under a TLS default they need a route of their own.
-	if defaultTLS {
-		for e := range c.in.Auth.Engines {
-			if _, ok := in.Routes[e]; !ok {
-				d.upstream.Routes = append(d.upstream.Routes, envoyconfig.EngineRoute{Engine: e, Service: contract.RoutingService(e)})
-			}
-		}
-		slices.SortFunc(d.upstream.Routes, func(a, b envoyconfig.EngineRoute) int { return strings.Compare(a.Engine, b.Engine) })
-	}
-	if d.enabled && spec.CRLSecretRef != nil {
-		d.upstream.CRL = d.upstream.UsesTLS()
-		if d.upstream.CRL {
-			d.crl = spec.CRLSecretRef.Name
-		}
+	d.upstream = envoyconfig.Upstream{TLS: defaultTLS, Routes: c.engineRoutes(defaultTLS)}
+	if d.enabled && spec.CRLSecretRef != nil && d.upstream.UsesTLS() {
+		d.upstream.CRL = true
+		d.crl = spec.CRLSecretRef.Name
 	}
 	d.mount = d.upstream.UsesTLS() || d.status != nil
 	if d.mount {
 		byReq := map[string][]trustset.CA{}
-		for name, ca := range in.CAs {
+		for name, ca := range c.in.EngineTLS.CAs {
 			byReq[name] = []trustset.CA{ca}
 		}
 		d.bundle, d.fingerprints = trustset.Bundle(byReq)
@@ -241,15 +214,58 @@ func (c *computation) decideEngineTLS(now time.Time) engineTLS {
 	return d
 }
 
-// mapKeys is m's keys.
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
+// anchorIssued composes the anchor Certificate and says whether
+// cert-manager has issued it with a CA.
+func (c *computation) anchorIssued(cm *v1alpha1.CertManagerSpec) bool {
+	c.plan.Resources[RNEngineTLSAnchor] = Desired{Object: c.engineTLSAnchor(cm).Object, Ready: certificateReady(c.in.Observed[RNEngineTLSAnchor])}
+	o := c.in.Observed[RNEngineTLSAnchor]
+	if !certificateReady(o) {
+		return false
+	}
+	_, ok := c.in.EngineTLS.CAs[certmanager.RequestName(o.Object)]
+	return ok
+}
+
+// engineTLSStatus is status.engineTLS after this call: recorded once the
+// anchor is issued while enabled (issued); else the previous one, no
+// longer re-encrypting by default, kept while enabled, while an engine
+// still serves TLS (and so the bundle stays), or while the engines are not
+// listed yet.
+func (c *computation) engineTLSStatus(issued, enabled bool, now time.Time) *v1alpha1.EngineTLSStatus {
+	prev := c.in.XR.Status.EngineTLS
+	switch {
+	case issued:
+		st := &v1alpha1.EngineTLSStatus{SecretName: c.n.engineTLSAnchor(), CreatedAt: &metav1.Time{Time: now}, Reencrypting: true}
+		if prev != nil && prev.CreatedAt != nil {
+			st.CreatedAt = prev.CreatedAt
+		}
+		return st
+	case prev != nil && (enabled || len(c.enginesOnTLS()) > 0 || !c.in.Auth.EnginesResolved):
+		st := prev.DeepCopy()
+		st.Reencrypting = false
+		return st
+	}
+	return nil
+}
+
+// engineRoutes are the engines the gateway reaches otherwise than by
+// default (their routing Service, over TLS iff defaultTLS), sorted: those
+// publishing another route, and under a TLS default those publishing none,
+// which serve plain HTTP.
+func (c *computation) engineRoutes(defaultTLS bool) []envoyconfig.EngineRoute {
+	var out []envoyconfig.EngineRoute
+	published := c.in.EngineTLS.Routes
+	for e := range c.in.Auth.Engines {
+		r, ok := published[e]
+		if !ok {
+			r = contract.DefaultRoute(e, false)
+		}
+		if r != contract.DefaultRoute(e, defaultTLS) {
+			out = append(out, envoyconfig.EngineRoute{Engine: e, Service: r.Service, TLS: r.TLS})
 		}
 	}
+	slices.SortFunc(out, func(a, b envoyconfig.EngineRoute) int { return strings.Compare(a.Engine, b.Engine) })
+	return out
 }
 
 // enginesOnTLS are the engines that publish a TLS route, sorted.

@@ -1,9 +1,7 @@
 // Package trustset is the set of engine CAs the gateway trusts when it
-// re-encrypts to engines. Each engine publishes the CAs of its live
-// generations; the instance merges every engine's into one bundle for the
-// gateway; and a bundle the gateway serves is replaced only by one that
-// drops no CA a live generation may still present. All of it is public:
-// CA certificates, never a key.
+// reaches engines over TLS: each CA certificate once, in one order, so the
+// same set is the same bundle and the gateway rolls only when the set
+// changes. All of it is public: CA certificates, never a key.
 package trustset
 
 import (
@@ -16,17 +14,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-)
-
-// AnnotationEngineCAs is where an engine publishes, on its routing
-// Service, the PEM CAs of its live generations.
-const AnnotationEngineCAs = "firebolt.io/engine-cas"
-
-// Bounds on what one engine may publish: at most three generations live
-// at once, and a CA certificate is a few KiB even with a 8192-bit RSA key.
-const (
-	MaxCAsPerEngine = 3
-	MaxEngineBytes  = 24 << 10
 )
 
 // CA is one CA certificate as trimmed PEM, and its fingerprint: the hex
@@ -69,10 +56,9 @@ func distinct(cas []CA) []CA {
 	return slices.CompactFunc(out, func(a, b CA) bool { return a.Fingerprint == b.Fingerprint })
 }
 
-// Encode is what an engine publishes for cas: each distinct CA's PEM,
-// sorted by fingerprint, one after another.
-func Encode(cas []CA) string {
-	d := distinct(cas)
+// encode is the distinct CAs' PEM, sorted by fingerprint, one after
+// another.
+func encode(d []CA) string {
 	parts := make([]string, len(d))
 	for i, ca := range d {
 		parts[i] = ca.PEM
@@ -80,35 +66,7 @@ func Encode(cas []CA) string {
 	return strings.Join(parts, "\n")
 }
 
-// Decode reads what an engine published, refusing more than MaxEngineBytes
-// or MaxCAsPerEngine and any block that is not a CA certificate: an
-// engine's Service is written by others too, and a refused value must not
-// reach the gateway's trust.
-func Decode(published string) ([]CA, error) {
-	if len(published) > MaxEngineBytes {
-		return nil, fmt.Errorf("%d bytes, more than the %d an engine may publish", len(published), MaxEngineBytes)
-	}
-	var out []CA
-	rest := []byte(strings.TrimSpace(published))
-	for len(rest) > 0 {
-		block, next := pem.Decode(rest)
-		if block == nil {
-			return nil, errors.New("text that is not PEM")
-		}
-		if len(out) == MaxCAsPerEngine {
-			return nil, fmt.Errorf("more than %d CAs", MaxCAsPerEngine)
-		}
-		ca, err := NewCA(string(pem.EncodeToMemory(block)))
-		if err != nil {
-			return nil, fmt.Errorf("CA %d: %w", len(out)+1, err)
-		}
-		out = append(out, ca)
-		rest = bytes.TrimSpace(next)
-	}
-	return distinct(out), nil
-}
-
-// Bundle merges every engine's CAs into the gateway's ca.crt (each
+// Bundle merges every source's CAs into the gateway's ca.crt (each
 // distinct CA once, sorted by fingerprint, newline-terminated) and the
 // sorted fingerprints of what it holds.
 func Bundle(perEngine map[string][]CA) (data string, fingerprints []string) {
@@ -124,21 +82,5 @@ func Bundle(perEngine map[string][]CA) (data string, fingerprints []string) {
 	for i, ca := range d {
 		fingerprints[i] = ca.Fingerprint
 	}
-	return Encode(d) + "\n", fingerprints
-}
-
-// Replace says whether the instance may replace the bundle the gateway
-// serves (served, nil when there is none) with next. It may when it read
-// every engine, or when next keeps every CA served holds: a partial read
-// that dropped a CA could cut the gateway off a generation still serving.
-func Replace(complete bool, served, next []string) bool {
-	if complete || served == nil {
-		return true
-	}
-	for _, fp := range served {
-		if !slices.Contains(next, fp) {
-			return false
-		}
-	}
-	return true
+	return encode(d) + "\n", fingerprints
 }

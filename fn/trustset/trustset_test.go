@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"pgregory.net/rapid"
 )
 
@@ -55,6 +54,7 @@ var pool = sync.OnceValues(func() ([]string, string) {
 type fataler interface {
 	Helper()
 	Fatal(args ...any)
+	Fatalf(format string, args ...any)
 }
 
 func mustCA(t fataler, p string) CA {
@@ -102,60 +102,6 @@ func TestNewCA(t *testing.T) {
 	}
 }
 
-// TestEncodeDecode: what an engine publishes reads back as the distinct
-// CAs it was given, in one order, whatever their order and repeats.
-func TestEncodeDecode(t *testing.T) {
-	cas, _ := pool()
-	rapid.Check(t, func(t *rapid.T) {
-		idx := rapid.SliceOfN(rapid.IntRange(0, len(cas)-1), 0, 6).Draw(t, "cas")
-		in := make([]CA, 0, len(idx))
-		for _, i := range idx {
-			in = append(in, mustCA(t, cas[i]))
-		}
-		want := distinct(in)
-		got, err := Decode(Encode(in))
-		if len(want) > MaxCAsPerEngine {
-			if err == nil {
-				t.Fatalf("Decode accepted %d CAs, more than %d", len(want), MaxCAsPerEngine)
-			}
-			return
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := cmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
-			t.Fatalf("Decode(Encode()) (-want +got):\n%s", d)
-		}
-		if Encode(in) != Encode(got) {
-			t.Fatal("encoding is not canonical")
-		}
-	})
-}
-
-func TestDecodeRefuses(t *testing.T) {
-	cas, leaf := pool()
-	for name, tc := range map[string]struct {
-		published string
-		want      string
-	}{
-		"TooBig":      {strings.Repeat("A", MaxEngineBytes+1), "more than"},
-		"TooMany":     {cas[0] + cas[1] + cas[2] + cas[3], "more than 3 CAs"},
-		"Leaf":        {cas[0] + leaf, "CA 2: a certificate that is not a CA"},
-		"TextBetween": {cas[0] + "hello\n", "not PEM"},
-		"NotPEM":      {"hello", "not PEM"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			got, err := Decode(tc.published)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Decode() = %v, %v; want an error saying %q", got, err, tc.want)
-			}
-			if got != nil {
-				t.Errorf("Decode() returned %v beside its error", got)
-			}
-		})
-	}
-}
-
 func TestBundle(t *testing.T) {
 	cas, _ := pool()
 	a, b, c := mustCA(t, cas[0]), mustCA(t, cas[1]), mustCA(t, cas[2])
@@ -165,10 +111,7 @@ func TestBundle(t *testing.T) {
 	if !slices.Equal(fps, want) {
 		t.Errorf("fingerprints %v, want %v", fps, want)
 	}
-	got, err := Decode(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := readBundle(t, data)
 	if len(got) != 3 || !strings.HasSuffix(data, "\n") {
 		t.Errorf("bundle holds %d CAs (want 3, each once) and ends %q", len(got), data[len(data)-1:])
 	}
@@ -180,22 +123,68 @@ func TestBundle(t *testing.T) {
 	}
 }
 
-func TestReplace(t *testing.T) {
-	for name, tc := range map[string]struct {
-		complete     bool
-		served, next []string
-		want         bool
-	}{
-		"CompleteReadMayDrop":   {true, []string{"a", "b"}, []string{"b"}, true},
-		"NothingServed":         {false, nil, []string{"a"}, true},
-		"PartialReadKeepsAll":   {false, []string{"a", "b"}, []string{"a", "b", "c"}, true},
-		"PartialReadDrops":      {false, []string{"a", "b"}, []string{"a", "c"}, false},
-		"PartialReadEmptiesAll": {false, []string{"a"}, nil, false},
-	} {
-		t.Run(name, func(t *testing.T) {
-			if got := Replace(tc.complete, tc.served, tc.next); got != tc.want {
-				t.Errorf("Replace() = %v, want %v", got, tc.want)
+// readBundle reads a bundle back as the CAs it holds, each checked to be
+// one.
+func readBundle(t *testing.T, data string) []CA {
+	t.Helper()
+	return readBundleOf(t, data)
+}
+
+// readBundleOf is readBundle for a *testing.T or a *rapid.T.
+func readBundleOf(t fataler, data string) []CA {
+	var out []CA
+	rest := []byte(data)
+	for {
+		block, next := pem.Decode(rest)
+		if block == nil {
+			if strings.TrimSpace(string(rest)) != "" {
+				t.Fatalf("bundle holds text that is not PEM: %q", string(rest))
+			}
+			return out
+		}
+		out = append(out, mustCA(t, string(pem.EncodeToMemory(block))))
+		rest = next
+	}
+}
+
+// TestBundleOfAnySources: whatever sources hold which CAs, in whatever
+// order and with repeats, the bundle holds each distinct CA once, in
+// fingerprint order, and lists exactly their fingerprints.
+func TestBundleOfAnySources(t *testing.T) {
+	cas, _ := pool()
+	rapid.Check(t, func(t *rapid.T) {
+		sources := map[string][]CA{}
+		want := map[string]CA{}
+		for i := range rapid.IntRange(0, 4).Draw(t, "sources") {
+			for _, j := range rapid.SliceOfN(rapid.IntRange(0, len(cas)-1), 0, 4).Draw(t, "cas") {
+				ca := mustCA(t, cas[j])
+				sources[string(rune('a'+i))] = append(sources[string(rune('a'+i))], ca)
+				want[ca.Fingerprint] = ca
+			}
+		}
+		data, fps := Bundle(sources)
+		wantFPs := slices.Sorted(func(yield func(string) bool) {
+			for fp := range want {
+				if !yield(fp) {
+					return
+				}
 			}
 		})
-	}
+		if len(want) == 0 {
+			if data != "" || fps != nil {
+				t.Fatalf("Bundle of no CA = %q, %v", data, fps)
+			}
+			return
+		}
+		if !slices.Equal(fps, wantFPs) {
+			t.Fatalf("fingerprints %v, want %v", fps, wantFPs)
+		}
+		var got []string
+		for _, ca := range readBundleOf(t, data) {
+			got = append(got, ca.Fingerprint)
+		}
+		if d := cmp.Diff(wantFPs, got); d != "" {
+			t.Fatalf("bundle holds (-want +got):\n%s", d)
+		}
+	})
 }

@@ -89,7 +89,7 @@ func TestUpstreamConfigIsValidEnvoy(t *testing.T) {
 						parseSDS(t, y)
 					}
 				}
-				var got []string
+				got := make([]string, 0, len(b.GetStaticResources().GetClusters()))
 				for _, c := range b.GetStaticResources().GetClusters() {
 					got = append(got, c.GetName())
 				}
