@@ -351,6 +351,12 @@ type EngineTLSStatus struct {
 	// default.
 	// +optional
 	Reencrypting bool `json:"reencrypting,omitempty"`
+
+	// IssuerRef is the issuer the anchor was issued by when reencrypting
+	// started: engines are told to serve TLS only under an issuer proven
+	// to sign with a CA.
+	// +optional
+	IssuerRef *IssuerRef `json:"issuerRef,omitempty"`
 }
 
 // EngineUpstreamStatus is how the gateway reaches engines.

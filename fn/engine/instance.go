@@ -180,10 +180,11 @@ func clipQuoted(s string, n int) string {
 
 // instanceTLS is the engine TLS a found instance gives its engines: its
 // spec.tls.engine while enabled, once the instance has issued its anchor
-// certificate (status.engineTLS), which shows the issuer signs.
+// certificate from that issuer (status.engineTLS.reencrypting), which
+// shows the issuer signs with a CA.
 func instanceTLS(inst InstanceRef) *TLS {
 	t := inst.Spec.TLS
-	if t == nil || t.Engine == nil || !t.Engine.Enabled || t.Engine.CertManager == nil || inst.Status.EngineTLS == nil {
+	if t == nil || t.Engine == nil || !t.Engine.Enabled || t.Engine.CertManager == nil || inst.Status.EngineTLS == nil || !inst.Status.EngineTLS.Reencrypting {
 		return nil
 	}
 	return &TLS{Instance: inst.Name, Issuer: *t.Engine.CertManager.DeepCopy()}

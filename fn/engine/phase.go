@@ -187,6 +187,13 @@ func (m *machine) step() {
 		m.gatedPhase = true
 		m.initialize()
 	case v1alpha1.EnginePhaseCreating:
+		if m.nextCommitted(st.CurrentGeneration) {
+			// A protocol switch was asked of the gateway and the status
+			// write that said so was lost: it is completed.
+			m.next.Phase = v1alpha1.EnginePhaseSwitching
+			m.switching()
+			return
+		}
 		m.gatedPhase = true
 		m.creating()
 	case v1alpha1.EnginePhaseSwitching:

@@ -178,6 +178,11 @@ func renderCertificate(r renderInput, tls TLS) map[string]any {
 		Extra: map[string]any{
 			"dnsNames": []any{"*." + host(headlessName(r.Engine, r.Gen)), host(routingServiceName(r.Engine)), "localhost"},
 			"usages":   []any{"server auth"},
+			// The previous issue's request (and so its CA, which the
+			// gateway trusts from it) outlives a renewal while the
+			// generation's pods still serve the certificate they started
+			// with, until a new generation replaces them (renewed).
+			"revisionHistoryLimit": int64(2),
 			"privateKey": map[string]any{
 				"rotationPolicy": "Always", "encoding": "PKCS8", "algorithm": alg, "size": size,
 			},

@@ -94,7 +94,10 @@ func (m *machine) generationTLS(gen int) bool {
 		return isTLSStatefulSet(rec.Objects.StatefulSet)
 	}
 	if obs := m.in.Observed[resourceName(gen, suffixStatefulSet)]; obs != nil {
-		return isTLSStatefulSet(obs.UnstructuredContent())
+		// Not the engine's own rendering: only a TLS it could have
+		// written counts.
+		_, ok, err := certificateOfStatefulSet(obs.UnstructuredContent(), m.in.Engine, m.in.Namespace, gen)
+		return ok && err == nil
 	}
 	return false
 }
@@ -170,33 +173,58 @@ func (m *machine) nextHeld(n int) string {
 	return fmt.Sprintf("switching generation %d to %s: waiting for every gateway pod to reach it by Service %s", n, proto, want.Service)
 }
 
+// switchingTo is the generation a protocol switch under way moves to,
+// while the routing Service has not reached it.
+func (m *machine) switchingTo() (int, bool) {
+	n := m.next.CurrentGeneration
+	return n, m.next.Phase == v1alpha1.EnginePhaseSwitching && m.next.ActiveGeneration != n && m.protocolSwitch(n)
+}
+
 // publishedRoute is how the engine asks the gateway to reach it after
 // this call, routed at generation gen: by the next Service while a
-// protocol switch has not moved the routing Service yet, else by the
-// routing Service in gen's protocol.
+// protocol switch has not moved the routing Service yet, once that
+// Service is observed selecting the generation switched to (so no gateway
+// pod is ever sent to a Service that does not exist); else by the routing
+// Service in gen's protocol.
 func (m *machine) publishedRoute(gen int) contract.GatewayRoute {
-	n := m.next.CurrentGeneration
-	if m.next.Phase == v1alpha1.EnginePhaseSwitching && m.next.ActiveGeneration != n && m.protocolSwitch(n) {
+	if n, ok := m.switchingTo(); ok && routedGeneration(m.in.Observed[NextServiceKey]) == n {
 		return contract.GatewayRoute{Service: contract.NextService(m.in.Engine), TLS: m.generationTLS(n)}
 	}
 	return contract.DefaultRoute(m.in.Engine, m.generationTLS(gen))
 }
 
+// nextCommitted reports whether the engine has asked the gateway to reach
+// generation n by the next Service: the observed routing Service says so
+// and the observed next Service selects n. Some gateway pod may then be
+// reaching n that way, and nothing can tell when none is until the switch
+// is complete: so it is completed, whatever the spec says now (a lost
+// status write may have put the engine back in creating).
+func (m *machine) nextCommitted(n int) bool {
+	obs := m.in.Observed[RoutingServiceKey]
+	if obs == nil || routedGeneration(m.in.Observed[NextServiceKey]) != n {
+		return false
+	}
+	v, _ := obs.str("metadata", "annotations", contract.AnnotationGatewayRoute)
+	r, ok := contract.ParseGatewayRoute(m.in.Engine, v)
+	return ok && r.Service == contract.NextService(m.in.Engine) && m.generationExists(n)
+}
+
 // nextServiceGen is the generation the next Service selects, and whether
-// it is composed at all: while the engine asks for it, or a gateway pod may
-// still use it (the confirmed route is it, or the gateway has not
-// confirmed the route the engine asks for). It selects the generation
-// switched to while the switch lasts; after, where it was observed while
-// that generation exists, else the active one.
+// it is composed at all: while a protocol switch is under way (before the
+// engine asks the gateway to use it), or while a gateway pod may still use
+// it (the confirmed route is it, or the gateway has not confirmed the
+// route the engine asks for). It selects the generation switched to while
+// the switch lasts; after, where it was observed while that generation
+// exists, else the active one.
 func (m *machine) nextServiceGen(published contract.GatewayRoute) (int, bool) {
 	next := contract.NextService(m.in.Engine)
 	rolled := m.rolledRoute()
 	obs := m.in.Observed[NextServiceKey]
+	if n, ok := m.switchingTo(); ok {
+		return n, true
+	}
 	if published.Service != next && rolled.Service != next && (obs == nil || rolled == published) {
 		return -1, false
-	}
-	if published.Service == next {
-		return m.next.CurrentGeneration, true
 	}
 	if g := routedGeneration(obs); g >= 0 && m.generationExists(g) {
 		return g, true

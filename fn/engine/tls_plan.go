@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/crossplane/function-sdk-go/resource"
+
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/certmanager"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
@@ -32,6 +34,19 @@ func (m *machine) emitCertificates(p *Plan) {
 			p.Resources[name] = DesiredObject{Object: composite.Unchanged(obsMap), Ready: true}
 		}
 	}
+	// A generation a Service still selects keeps its certificate, and so
+	// its CA in the gateway's trust, while its pods may serve: a first
+	// generation abandoned before anything replaced it, for one.
+	for _, key := range []resource.Name{RoutingServiceKey, NextServiceKey} {
+		gen := routedGeneration(m.in.Observed[key])
+		name := resourceName(gen, suffixCertificate)
+		if _, done := p.Resources[name]; gen < 0 || done || m.in.Observed[resourceName(gen, suffixStatefulSet)] == nil {
+			continue
+		}
+		if obs := m.in.Observed[name]; obs != nil {
+			p.Resources[name] = DesiredObject{Object: composite.Unchanged(obs.UnstructuredContent()), Ready: true}
+		}
+	}
 }
 
 // gatewayRoute is the route the routing Service publishes, routed at
@@ -56,14 +71,20 @@ func (m *machine) emitNextService(p *Plan, published contract.GatewayRoute) {
 	p.Resources[NextServiceKey] = DesiredObject{Object: renderNextService(m.in.Engine, m.in.Namespace, gen), Ready: true}
 }
 
-// recordServingTLS sets the status's engine-TLS records after this call:
-// at rest, the active generation's TLS hash and the fingerprint of the
-// certificate it was last issued; during a rollout, the previous ones.
+// recordServingTLS sets the status's engine-TLS records after this call.
+// The certificate's fingerprint is the first one seen for the current
+// generation, which is what its pods started with: a later one is a
+// renewal they have not read (renewed). The TLS hash is, at rest, the
+// active generation's; during a rollout, the previous one.
 func (m *machine) recordServingTLS() {
 	prev := m.in.Status
 	m.next.ObservedEngineTLSHash = prev.ObservedEngineTLSHash
 	m.next.ObservedEngineServingCertFP = prev.ObservedEngineServingCertFP
 	m.next.ObservedEngineServingCertGen = prev.ObservedEngineServingCertGen
+	if c, g := m.in.ServingCert, prev.ObservedEngineServingCertGen; c.CertFingerprint != "" && c.Gen == m.next.CurrentGeneration && (g == nil || *g != c.Gen) {
+		m.next.ObservedEngineServingCertFP = c.CertFingerprint
+		m.next.ObservedEngineServingCertGen = ptrTo(c.Gen)
+	}
 	switch m.next.Phase {
 	case v1alpha1.EnginePhaseStable, v1alpha1.EnginePhaseStopped:
 	default:
@@ -77,10 +98,6 @@ func (m *machine) recordServingTLS() {
 		return
 	}
 	m.next.ObservedEngineTLSHash = m.recordedTLSHash(n)
-	if c := m.in.ServingCert; c.Gen == n && c.CertFingerprint != "" {
-		m.next.ObservedEngineServingCertFP = c.CertFingerprint
-		m.next.ObservedEngineServingCertGen = ptrTo(n)
-	}
 }
 
 // recordedTLSHash is generation gen's StatefulSet's engine-tls-hash.

@@ -158,7 +158,8 @@ func (c *computation) gateway(block *blocked, p posture) (*blocked, string, erro
 		}
 	}
 	c.freeze(gatewayResources...)
-	c.freeze(RNGatewayTLS, RNEngineCABundle)
+	c.freeze(RNGatewayTLS)
+	c.freeze(c.engineCABundles()...)
 	return block, "", nil
 }
 
@@ -223,7 +224,7 @@ func (c *computation) renderGateway(files map[string]string, hash string, p post
 		RNGatewayPDB:     renderGatewayPDB(c.n),
 	}
 	if c.etls.mount {
-		objs[RNEngineCABundle] = renderEngineCABundle(c.n, c.etls)
+		objs[c.etls.bundleRN] = renderEngineCABundle(c.n, c.etls)
 	}
 	// A user who names the gateway's service account owns its identity
 	// and its RBAC; the operator's account, Role and binding are left out,

@@ -170,6 +170,7 @@ func compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 		return Plan{}, err
 	}
 	gwTLS := c.gatewayTLSCondition(posture, gwHash)
+	c.keepEngineCABundles(gwHash)
 	rolledTrust, rolledUpstream := c.rolledEngineTLS(c.etls, gwHash)
 	engineTLSReady := c.engineTLSCondition(c.etls, rolledTrust, rolledUpstream)
 

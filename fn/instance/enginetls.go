@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
@@ -44,8 +46,8 @@ const (
 	ReasonDraining = "Draining"
 )
 
-// Composition resource names: the anchor Certificate and the gateway's
-// engine CA bundle.
+// Composition resource names: the anchor Certificate, and the prefix of
+// the gateway's engine CA bundles (one per content, see bundleOf).
 const (
 	RNEngineTLSAnchor resource.Name = "engine-tls-anchor"
 	RNEngineCABundle  resource.Name = "engine-ca-bundle"
@@ -90,7 +92,7 @@ func readEngineTLS(req *fnv1.RunFunctionRequest) (EngineTLSInputs, error) {
 	}
 	for _, s := range svcs {
 		engine := s.Resource.GetLabels()[contract.LabelEngine]
-		if r, ok := contract.ParseGatewayRoute(engine, s.Resource.GetAnnotations()[contract.AnnotationGatewayRoute]); ok && engine != "" {
+		if r, ok := contract.ParseGatewayRoute(engine, s.Resource.GetAnnotations()[contract.AnnotationGatewayRoute]); ok && routable(engine) {
 			out.Routes[engine] = r
 		}
 	}
@@ -111,6 +113,14 @@ func readEngineTLS(req *fnv1.RunFunctionRequest) (EngineTLSInputs, error) {
 	return out, nil
 }
 
+// routable: engine can be a FireboltEngine's name, so both its Services'
+// names are DNS labels. A routing Service labelled otherwise was not made
+// by an engine of this product, and is neither routed nor waited for.
+func routable(engine string) bool {
+	return len(validation.IsDNS1123Label(contract.RoutingService(engine))) == 0 &&
+		len(validation.IsDNS1123Label(contract.NextService(engine))) == 0
+}
+
 // engineTLS is one call's decision for engine TLS, before the gateway is
 // rendered: the anchor, the upstream the gateway renders and the bundle
 // it mounts.
@@ -125,6 +135,10 @@ type engineTLS struct {
 	bundle       string
 	fingerprints []string
 	mount        bool
+	// bundleName and bundleRN name the bundle's ConfigMap and its
+	// composition resource after its content (bundleOf).
+	bundleName string
+	bundleRN   resource.Name
 	// crl is the CRL Secret mounted for upstream TLS, if any.
 	crl string
 	// frozen: what engines publish is not listed yet, so the gateway and
@@ -181,9 +195,13 @@ func (c *computation) decideEngineTLS(now time.Time) engineTLS {
 		}
 		anchorCA = c.anchorIssued(spec.CertManager)
 	}
-	d.status = c.engineTLSStatus(d.enabled && anchorCA, d.enabled, now)
+	var issuer *v1alpha1.IssuerRef
+	if d.enabled {
+		issuer = &spec.CertManager.IssuerRef
+	}
+	d.status = c.engineTLSStatus(anchorCA, issuer, now)
 	defaultTLS := d.enabled && d.status != nil && d.status.Reencrypting
-	if d.enabled && d.status == nil {
+	if d.enabled && !defaultTLS {
 		d.pending = ReasonCertificatePending
 		d.pendingText = fmt.Sprintf("waiting for cert-manager to issue Certificate %s from %s %s, with a CA (status.ca of its CertificateRequest): engines roll to TLS once it is; the issuer must be CA-backed",
 			c.n.engineTLSAnchor(), spec.CertManager.IssuerRef.Kind, spec.CertManager.IssuerRef.Name)
@@ -205,6 +223,7 @@ func (c *computation) decideEngineTLS(now time.Time) engineTLS {
 			byReq[name] = []trustset.CA{ca}
 		}
 		d.bundle, d.fingerprints = trustset.Bundle(byReq)
+		d.bundleName, d.bundleRN = c.bundleOf(d.bundle)
 		if d.bundle == "" && d.upstream.UsesTLS() {
 			d.pending = ReasonCertificatePending
 			d.pendingText = "no engine CA is known yet (no CertificateRequest of an engine or of the anchor carries status.ca): the gateway keeps its configuration"
@@ -222,27 +241,45 @@ func (c *computation) anchorIssued(cm *v1alpha1.CertManagerSpec) bool {
 	if !certificateReady(o) {
 		return false
 	}
+	// The observed Certificate may predate the apply of this spec: only
+	// its issue by this issuer counts.
+	name, _, _ := unstructured.NestedString(o.Object, "spec", "issuerRef", "name")
+	kind, _, _ := unstructured.NestedString(o.Object, "spec", "issuerRef", "kind")
+	if name != cm.IssuerRef.Name || kind != issuerKind(cm.IssuerRef) {
+		return false
+	}
 	_, ok := c.in.EngineTLS.CAs[certmanager.RequestName(o.Object)]
 	return ok
 }
 
 // engineTLSStatus is status.engineTLS after this call: recorded once the
-// anchor is issued while enabled (issued); else the previous one, no
-// longer re-encrypting by default, kept while enabled, while an engine
-// still serves TLS (and so the bundle stays), or while the engines are not
-// listed yet.
-func (c *computation) engineTLSStatus(issued, enabled bool, now time.Time) *v1alpha1.EngineTLSStatus {
+// anchor is issued while enabled (issued); kept as it is while enabled
+// and re-encrypting; else the previous one, no longer re-encrypting (so
+// engines are not told to serve TLS under an issuer not proven since it
+// was enabled again), kept while enabled, while an engine still serves
+// TLS (and so the bundle stays), or while the engines are not listed yet.
+func (c *computation) engineTLSStatus(issued bool, issuer *v1alpha1.IssuerRef, now time.Time) *v1alpha1.EngineTLSStatus {
 	prev := c.in.XR.Status.EngineTLS
+	enabled := issuer != nil
+	same := func(r *v1alpha1.IssuerRef) bool {
+		return r != nil && enabled && r.Name == issuer.Name && issuerKind(*r) == issuerKind(*issuer)
+	}
 	switch {
-	case issued:
-		st := &v1alpha1.EngineTLSStatus{SecretName: c.n.engineTLSAnchor(), CreatedAt: &metav1.Time{Time: now}, Reencrypting: true}
+	case enabled && issued:
+		st := &v1alpha1.EngineTLSStatus{SecretName: c.n.engineTLSAnchor(), CreatedAt: &metav1.Time{Time: now}, Reencrypting: true,
+			IssuerRef: &v1alpha1.IssuerRef{Name: issuer.Name, Kind: issuerKind(*issuer)}}
 		if prev != nil && prev.CreatedAt != nil {
 			st.CreatedAt = prev.CreatedAt
 		}
 		return st
+	case prev != nil && prev.Reencrypting && same(prev.IssuerRef):
+		// The issuer proven when re-encryption started: a re-issue of the
+		// anchor (a new duration, key size) is no reason to send engines
+		// back to plain HTTP.
+		return prev.DeepCopy()
 	case prev != nil && (enabled || len(c.enginesOnTLS()) > 0 || !c.in.Auth.EnginesResolved):
 		st := prev.DeepCopy()
-		st.Reencrypting = false
+		st.Reencrypting, st.IssuerRef = false, nil
 		return st
 	}
 	return nil
@@ -256,6 +293,9 @@ func (c *computation) engineRoutes(defaultTLS bool) []envoyconfig.EngineRoute {
 	var out []envoyconfig.EngineRoute
 	published := c.in.EngineTLS.Routes
 	for e := range c.in.Auth.Engines {
+		if !routable(e) {
+			continue
+		}
 		r, ok := published[e]
 		if !ok {
 			r = contract.DefaultRoute(e, false)
@@ -311,17 +351,54 @@ func (c *computation) validateEngineTLS(spec *v1alpha1.TLSListenerSpec) string {
 	return ""
 }
 
+// bundleOf names the ConfigMap holding bundle, and its composition
+// resource, after its content. A gateway pod then trusts exactly the CAs
+// its template names: a ConfigMap updated in place could reach a new pod
+// before or after its template, and the instance would publish as trusted
+// by every pod a set some pod does not hold. The ConfigMap is immutable
+// (so the kubelet reads it once), and a previous one is kept while a pod
+// may still mount it (keepEngineCABundles).
+func (c *computation) bundleOf(bundle string) (string, resource.Name) {
+	h := partsHash(bundle)[:10]
+	return c.n.engineCABundle() + "-" + h, RNEngineCABundle + "-" + resource.Name(h)
+}
+
 // renderEngineCABundle is the bundle the gateway mounts: the CAs engines
 // and the anchor were issued under, public certificates only.
 func renderEngineCABundle(n names, d engineTLS) *corev1.ConfigMap {
+	m := objectMeta(n, d.bundleName, componentEngineCABundle)
+	m.Annotations = map[string]string{AnnotationEngineTrustCAs: strings.Join(d.fingerprints, ",")}
 	return &corev1.ConfigMap{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: func() metav1.ObjectMeta {
-			m := objectMeta(n, n.engineCABundle(), componentEngineCABundle)
-			m.Annotations = map[string]string{AnnotationEngineTrustCAs: strings.Join(d.fingerprints, ",")}
-			return m
-		}(),
-		Data: map[string]string{envoyconfig.EngineCAFile: d.bundle},
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: m,
+		Immutable:  ptr.To(true),
+		Data:       map[string]string{envoyconfig.EngineCAFile: d.bundle},
+	}
+}
+
+// engineCABundles are the observed bundles' composition resource names.
+func (c *computation) engineCABundles() []resource.Name {
+	var out []resource.Name
+	for rn := range c.in.Observed {
+		if strings.HasPrefix(string(rn), string(RNEngineCABundle)+"-") {
+			out = append(out, rn)
+		}
+	}
+	return out
+}
+
+// keepEngineCABundles keeps every observed bundle the call does not
+// compose until every gateway pod runs the template rendered with hash
+// ("" when none is rendered): a pod of an earlier template still mounts
+// one, and a pod cannot start without what it mounts.
+func (c *computation) keepEngineCABundles(hash string) {
+	if hash != "" && servesOnly(c.in.Observed[RNGateway], hash) {
+		return
+	}
+	for _, rn := range c.engineCABundles() {
+		if _, ok := c.plan.Resources[rn]; !ok {
+			c.freeze(rn)
+		}
 	}
 }
 
@@ -391,6 +468,9 @@ func (c *computation) engineTLSCondition(d engineTLS, rolledTrust []string, roll
 func lagging(routes map[string]contract.GatewayRoute, engines map[string]string, tls bool) []string {
 	var out []string
 	for e := range engines {
+		if !routable(e) {
+			continue
+		}
 		r, ok := routes[e]
 		if !ok {
 			r = contract.DefaultRoute(e, false)
@@ -434,12 +514,12 @@ func (d engineTLS) frozenWhy() string {
 
 // engineTLSVolumes are the engine CA bundle and the CRL as the gateway
 // container mounts them, while it may reach an engine over TLS.
-func engineTLSVolumes(n names, d engineTLS) ([]corev1.Volume, []corev1.VolumeMount) {
+func engineTLSVolumes(d engineTLS) ([]corev1.Volume, []corev1.VolumeMount) {
 	if !d.mount {
 		return nil, nil
 	}
 	vols := []corev1.Volume{{Name: volumeEngineCA, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-		LocalObjectReference: corev1.LocalObjectReference{Name: n.engineCABundle()},
+		LocalObjectReference: corev1.LocalObjectReference{Name: d.bundleName},
 		Items:                []corev1.KeyToPath{{Key: envoyconfig.EngineCAFile, Path: envoyconfig.EngineCAFile}},
 	}}}}
 	mounts := []corev1.VolumeMount{{Name: volumeEngineCA, MountPath: envoyconfig.EngineCADir, ReadOnly: true}}
@@ -458,3 +538,12 @@ const (
 	volumeEngineCA  = "engine-ca"
 	volumeEngineCRL = "engine-crl"
 )
+
+// issuerKind is an issuer reference's kind, ClusterIssuer when unset as
+// the schema defaults it.
+func issuerKind(r v1alpha1.IssuerRef) string {
+	if r.Kind == "" {
+		return "ClusterIssuer"
+	}
+	return r.Kind
+}

@@ -172,7 +172,7 @@ func renderGatewayDeployment(n names, p gatewayParams) *appsv1.Deployment {
 		primary.VolumeMounts = append(primary.VolumeMounts, mounts...)
 		operator.Spec.Volumes = append(operator.Spec.Volumes, vols...)
 	}
-	if vols, mounts := engineTLSVolumes(n, p.Engine); len(vols) > 0 {
+	if vols, mounts := engineTLSVolumes(p.Engine); len(vols) > 0 {
 		primary := &operator.Spec.Containers[0]
 		primary.VolumeMounts = append(primary.VolumeMounts, mounts...)
 		operator.Spec.Volumes = append(operator.Spec.Volumes, vols...)

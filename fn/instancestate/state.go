@@ -69,8 +69,9 @@ type State struct {
 	AuthReady *composite.Condition `json:"authReady,omitempty"`
 
 	// EngineTLS is spec.tls.engine.certManager while engines are to serve
-	// TLS: engine TLS enabled and its anchor certificate issued
-	// (status.engineTLS). nil: engines serve plain HTTP.
+	// TLS: engine TLS enabled and its anchor certificate issued by its
+	// issuer (status.engineTLS.reencrypting). nil: engines serve plain
+	// HTTP.
 	EngineTLS *v1alpha1.CertManagerSpec `json:"engineTLS,omitempty"`
 	// RolledEngineTrustCAs and RolledEngineUpstream are the status's:
 	// what every gateway pod is confirmed to trust and how it reaches
@@ -104,7 +105,7 @@ func Of(instance string, spec v1alpha1.FireboltInstanceSpec, status v1alpha1.Fir
 		}
 		s.SigningKeyGeneration = st.SigningKeyGeneration
 	}
-	if t := spec.TLS; t != nil && t.Engine != nil && t.Engine.Enabled && t.Engine.CertManager != nil && status.EngineTLS != nil {
+	if t := spec.TLS; t != nil && t.Engine != nil && t.Engine.Enabled && t.Engine.CertManager != nil && status.EngineTLS != nil && status.EngineTLS.Reencrypting {
 		s.EngineTLS = t.Engine.CertManager.DeepCopy()
 	}
 	s.RolledEngineTrustCAs = append([]string(nil), status.RolledEngineTrustCAs...)
@@ -139,7 +140,7 @@ func (s State) Status() v1alpha1.FireboltInstanceStatus {
 	if s.EngineTLS != nil {
 		// Engines read only that engine TLS is on; the anchor's Secret
 		// is the instance's.
-		st.EngineTLS = &v1alpha1.EngineTLSStatus{}
+		st.EngineTLS = &v1alpha1.EngineTLSStatus{Reencrypting: true}
 	}
 	st.RolledEngineTrustCAs = append([]string(nil), s.RolledEngineTrustCAs...)
 	st.RolledEngineUpstream = s.RolledEngineUpstream.DeepCopy()
