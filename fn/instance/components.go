@@ -154,6 +154,7 @@ func (c *computation) gateway(block *blocked, p posture) (*blocked, string, erro
 			block = &blocked{reason: ReasonEnsureFailed, message: err.Error()}
 		} else {
 			hash := gatewayHash(files, p, c.etls)
+			c.renderedFiles = files
 			return nil, hash, c.renderGateway(files, hash, p)
 		}
 	}

@@ -230,6 +230,9 @@ type computation struct {
 	// etls is engine TLS as this call decides it: what the gateway
 	// renders of it.
 	etls engineTLS
+	// renderedFiles are the gateway ConfigMap's files this call renders;
+	// nil when it renders none.
+	renderedFiles map[string]string
 }
 
 // add renders a typed object as desired state under rn.

@@ -2,6 +2,7 @@ package instance
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -415,7 +416,7 @@ func (c *computation) rolledEngineTLS(d engineTLS, hash string) (trust []string,
 	if d.mount {
 		want = d.fingerprints
 	}
-	if servesOnly(c.in.Observed[RNGateway], hash) {
+	if servesOnly(c.in.Observed[RNGateway], hash) && c.configObserved() {
 		return slices.Clone(want), upstreamStatus(d.upstream)
 	}
 	for _, fp := range prev.RolledEngineTrustCAs {
@@ -424,6 +425,20 @@ func (c *computation) rolledEngineTLS(d engineTLS, hash string) (trust []string,
 		}
 	}
 	return trust, prev.RolledEngineUpstream.DeepCopy()
+}
+
+// configObserved: the observed gateway ConfigMap holds the files this
+// call renders. The ConfigMap is mounted by name and changed in place, so
+// pods that run the template of this call's hash read these routes only
+// if it was written: an apply of it that failed while the Deployment's
+// went through would otherwise have its routes recorded as rolled.
+func (c *computation) configObserved() bool {
+	o := c.in.Observed[RNGatewayConfig]
+	if o == nil || c.renderedFiles == nil {
+		return false
+	}
+	data, _, _ := unstructured.NestedStringMap(o.Object, "data")
+	return maps.Equal(data, c.renderedFiles)
 }
 
 // upstreamStatus is u as status holds it; nil for the plain default with

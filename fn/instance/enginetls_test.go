@@ -1618,20 +1618,25 @@ func (w engineTLSWorld) check(t *testing.T, rt *rapid.T, req request, c engineTL
 		rt.Fatalf("the gateway mounts %d engine CA bundles: %v", len(m), m)
 	}
 
-	serving := rolled && gw != nil && c.hash() != "" && str(gw, "spec", "template", "metadata", "annotations", "firebolt.io/config-hash") == c.hash()
+	// podsServe: every pod runs the rendered template, which mounts its
+	// bundle by a name of its content. serving: also the ConfigMap it
+	// mounts by one name was observed holding the rendered files, so what
+	// the pods route by is what was rendered.
+	podsServe := rolled && gw != nil && c.hash() != "" && str(gw, "spec", "template", "metadata", "annotations", "firebolt.io/config-hash") == c.hash()
+	serving := podsServe && cmp.Equal(req.observed["gateway-config"]["data"], map[string]any(c.resources["gateway-config"])["data"])
 	for rn, b := range bundles {
 		ob, wasObserved := observed[rn]
 		switch {
 		case rn == renderedRN:
 		case !wasObserved:
 			rt.Fatalf("the bundle %s is answered, neither rendered nor observed", rn)
-		case serving:
+		case podsServe:
 			rt.Fatalf("every pod runs the rendered hash, yet the observed bundle %s is answered", rn)
 		case !cmp.Equal(map[string]any(kept(t, ob)), b):
 			rt.Fatalf("the observed bundle %s is not returned unchanged:\n%s", rn, cmp.Diff(map[string]any(kept(t, ob)), b))
 		}
 	}
-	if !serving {
+	if !podsServe {
 		for rn := range observed {
 			if bundles[rn] == nil {
 				rt.Fatalf("pods do not all run the rendered hash, yet the observed bundle %s is dropped", rn)
@@ -1800,6 +1805,9 @@ func TestEngineTLSProperties(t *testing.T) {
 			if mb := mountedBundles(c.resources["gateway"]); len(mb) == 1 && str(b, "metadata", "name") == mb[0] {
 				rendered[rn] = b
 			}
+		}
+		if cm := c.resources["gateway-config"]; cm != nil && rapid.Bool().Draw(rt, "config applied") {
+			rendered["gateway-config"] = cm
 		}
 		req = w.request(t, gw, rendered)
 		c2 := w.call(t, rt, req)
