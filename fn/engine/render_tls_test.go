@@ -254,8 +254,9 @@ func TestEngineTLSHash(t *testing.T) {
 }
 
 // TestRenderCertificate: a generation's Certificate has the original's
-// name, SANs, usages, key policy and durations, and the labels the
-// instance and the engine find it and its CertificateRequests by.
+// name, SANs, usages, key policy and durations, a revision history that
+// keeps the previous issue's request, and the labels the instance and the
+// engine find it and its CertificateRequests by.
 func TestRenderCertificate(t *testing.T) {
 	r := renderInput{Engine: "demo", Namespace: "analytics", Gen: 7}
 	dur := func(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
@@ -310,6 +311,9 @@ func TestRenderCertificate(t *testing.T) {
 				"duration":       tc.duration,
 				"issuerRef":      map[string]any{"name": "internal-ca", "kind": tc.issuerKind, "group": "cert-manager.io"},
 				"secretTemplate": map[string]any{"labels": labels},
+				// The previous issue's request (and its CA) outlives a
+				// renewal.
+				"revisionHistoryLimit": int64(2),
 			}
 			if tc.renewBefore != nil {
 				spec["renewBefore"] = tc.renewBefore
