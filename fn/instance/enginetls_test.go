@@ -58,7 +58,7 @@ type testCA struct {
 // engineCAs are four CAs, sorted by fingerprint, and a leaf certificate
 // signed by the first; made once, key generation is slow.
 var engineCAs = sync.OnceValues(func() ([]testCA, string) {
-	var cas []testCA
+	cas := make([]testCA, 0, 4)
 	var leaf string
 	for i := range 4 {
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -1081,7 +1081,7 @@ func TestRunFunctionEngineTLSFrozenWhileUnlisted(t *testing.T) {
 				t.Errorf("the anchor: -want, +got:\n%s", diff)
 			}
 			st := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
-			if diff := cmp.Diff([]any(fpsOf(cas[0])), st["rolledEngineTrustCAs"]); diff != "" {
+			if diff := cmp.Diff(fpsOf(cas[0]), st["rolledEngineTrustCAs"]); diff != "" {
 				t.Errorf("rolledEngineTrustCAs moved: -want, +got:\n%s", diff)
 			}
 			if diff := cmp.Diff(map[string]any{"tls": true}, st["rolledEngineUpstream"]); diff != "" {
@@ -1227,7 +1227,7 @@ func routableName(e string) bool {
 		return false
 	}
 	for i, r := range e {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' && i > 0) {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && (r != '-' || i == 0) {
 			return false
 		}
 	}
@@ -1395,7 +1395,7 @@ func (w engineTLSWorld) request(t *testing.T, gw obj, bundles map[string]obj) re
 	case 5:
 		o["engine-tls-anchor"] = issuedAt(t, anchor, 1).with(t, "metadata.generation", 2)
 	}
-	var svcs []obj
+	svcs := make([]obj, 0, len(w.engines))
 	for _, e := range w.engines {
 		svcs = append(svcs, routed(t, e, w.routes[e]))
 	}
@@ -1475,7 +1475,7 @@ func str(m map[string]any, path ...string) string {
 // strs is a list of strings as a Struct holds it.
 func strs(v any) []string {
 	l, _ := v.([]any)
-	var out []string
+	out := make([]string, 0, len(l))
 	for _, s := range l {
 		out = append(out, s.(string))
 	}
@@ -1623,7 +1623,7 @@ func (w engineTLSWorld) check(t *testing.T, rt *rapid.T, req request, c engineTL
 	// mounts by one name was observed holding the rendered files, so what
 	// the pods route by is what was rendered.
 	podsServe := rolled && gw != nil && c.hash() != "" && str(gw, "spec", "template", "metadata", "annotations", "firebolt.io/config-hash") == c.hash()
-	serving := podsServe && cmp.Equal(req.observed["gateway-config"]["data"], map[string]any(c.resources["gateway-config"])["data"])
+	serving := podsServe && cmp.Equal(req.observed["gateway-config"]["data"], c.resources["gateway-config"]["data"])
 	for rn, b := range bundles {
 		ob, wasObserved := observed[rn]
 		switch {

@@ -201,7 +201,8 @@ func applyAuthExample(ctx context.Context, c *harness.Cluster) error {
 			return false, harness.SeenErr(err), nil
 		}
 		a, g, e := harness.Condition(u, "AuthReady"), harness.Condition(u, "GatewayTLSReady"), harness.Condition(u, "EngineTLSReady")
-		return a.Status == "True" && g.Status == "True" && e.Status == "True",
+		const isTrue = string(metav1.ConditionTrue)
+		return a.Status == isTrue && g.Status == isTrue && e.Status == isTrue,
 			"AuthReady=" + a.String() + " GatewayTLSReady=" + g.String() + " EngineTLSReady=" + e.String(), nil
 	})
 }
