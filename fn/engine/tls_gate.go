@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/certmanager"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
+	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
 )
 
 // A generation that serves TLS has a cert-manager Certificate, composed
@@ -94,10 +97,25 @@ func (m *machine) generationTLS(gen int) bool {
 		return isTLSStatefulSet(rec.Objects.StatefulSet)
 	}
 	if obs := m.in.Observed[resourceName(gen, suffixStatefulSet)]; obs != nil {
-		// Not the engine's own rendering: only a TLS it could have
-		// written counts.
-		_, ok, err := certificateOfStatefulSet(obs.UnstructuredContent(), m.in.Engine, m.in.Namespace, gen)
-		return ok && err == nil
+		// Not the engine's own rendering: what its pods run tells, the
+		// generation's certificate mounted (podtemplate reserves the
+		// volume's name), not an annotation anyone may write.
+		return mountsCertificate(obs, engineTLSName(m.in.Engine, gen))
+	}
+	return false
+}
+
+// mountsCertificate reports whether an observed StatefulSet's pods mount
+// the Secret secret as the engine TLS volume.
+func mountsCertificate(sts *ObservedObject, secret string) bool {
+	vols, _, _ := unstructured.NestedSlice(sts.UnstructuredContent(), "spec", "template", "spec", "volumes")
+	for _, v := range vols {
+		vol, _ := v.(map[string]any)
+		if vol["name"] != podtemplate.VolumeEngineTLS {
+			continue
+		}
+		src, _ := vol["secret"].(map[string]any)
+		return src != nil && src["secretName"] == secret
 	}
 	return false
 }
@@ -163,7 +181,7 @@ func (m *machine) cutoverHeld(n int) string {
 // protocol, first.
 func (m *machine) nextHeld(n int) string {
 	want := contract.GatewayRoute{Service: contract.NextService(m.in.Engine), TLS: m.generationTLS(n)}
-	if m.rolledRoute() == want {
+	if m.rolledRoute() == want && m.observedRoute() == want {
 		return ""
 	}
 	proto := "plain HTTP"
@@ -193,6 +211,18 @@ func (m *machine) publishedRoute(gen int) contract.GatewayRoute {
 	return contract.DefaultRoute(m.in.Engine, m.generationTLS(gen))
 }
 
+// observedRoute is the route the observed routing Service publishes;
+// the routing Service over plain HTTP when it publishes none.
+func (m *machine) observedRoute() contract.GatewayRoute {
+	if obs := m.in.Observed[RoutingServiceKey]; obs != nil {
+		v, _ := obs.str("metadata", "annotations", contract.AnnotationGatewayRoute)
+		if r, ok := contract.ParseGatewayRoute(m.in.Engine, v); ok {
+			return r
+		}
+	}
+	return contract.DefaultRoute(m.in.Engine, false)
+}
+
 // nextCommitted reports whether the engine has asked the gateway to reach
 // generation n by the next Service: the observed routing Service says so
 // and the observed next Service selects n. Some gateway pod may then be
@@ -200,13 +230,10 @@ func (m *machine) publishedRoute(gen int) contract.GatewayRoute {
 // is complete: so it is completed, whatever the spec says now (a lost
 // status write may have put the engine back in creating).
 func (m *machine) nextCommitted(n int) bool {
-	obs := m.in.Observed[RoutingServiceKey]
-	if obs == nil || routedGeneration(m.in.Observed[NextServiceKey]) != n {
+	if m.in.Observed[RoutingServiceKey] == nil || routedGeneration(m.in.Observed[NextServiceKey]) != n {
 		return false
 	}
-	v, _ := obs.str("metadata", "annotations", contract.AnnotationGatewayRoute)
-	r, ok := contract.ParseGatewayRoute(m.in.Engine, v)
-	return ok && r.Service == contract.NextService(m.in.Engine) && m.generationExists(n)
+	return m.observedRoute().Service == contract.NextService(m.in.Engine) && m.generationExists(n)
 }
 
 // nextServiceGen is the generation the next Service selects, and whether
