@@ -538,9 +538,44 @@ func TestInstanceClaims(t *testing.T) {
 			errors: []string{`spec.tls.gateway.dnsNames[0]: Invalid value: "Not A Name": spec.tls.gateway.dnsNames[0] in body should match '^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'`},
 		},
 		"EngineTLSEnabled": {
-			reason: "Engine TLS is not implemented yet.",
+			reason: "Engine TLS with a certManager issuer applies.",
 			kind:   kind, obj: i(setf("spec.tls.engine", map[string]any{"enabled": true, "certManager": map[string]any{"issuerRef": map[string]any{"name": "ca"}}})),
-			errors: []string{`spec.tls.engine: Invalid value: spec.tls.engine: engine TLS is not implemented yet by firebolt-crossplane; remove it or set spec.tls.engine.enabled to false`},
+		},
+		"EngineTLSWithoutCertManager": {
+			reason: "Engines get their certificates from cert-manager; enabled without an issuer cannot render.",
+			kind:   kind, obj: i(setf("spec.tls.engine", map[string]any{"enabled": true})),
+			errors: []string{`spec.tls.engine: Invalid value: spec.tls.engine.certManager: required when enabled is true: each engine generation gets its certificate from it`},
+		},
+		"EngineCRLWhileDisabled": {
+			reason: "Settings of a disabled listener are refused, not silently ignored.",
+			kind:   kind, obj: i(setf("spec.tls.engine", map[string]any{"enabled": false, "crlSecretRef": map[string]any{"name": "crl"}})),
+			errors: []string{`spec.tls.engine: Invalid value: spec.tls.engine.crlSecretRef: must be unset while enabled is false`},
+		},
+		"EngineIssuerFrozen": {
+			reason: "Generations serving certificates of the old issuer would lose the gateway's trust.",
+			kind:   kind,
+			obj:    i(setf("spec.tls.engine", map[string]any{"enabled": true, "certManager": map[string]any{"issuerRef": map[string]any{"name": "other"}}})),
+			old:    i(setf("spec.tls.engine", map[string]any{"enabled": true, "certManager": map[string]any{"issuerRef": map[string]any{"name": "ca"}}})),
+			errors: []string{`spec.tls.engine: Invalid value: spec.tls.engine.certManager.issuerRef: cannot change while engine TLS stays enabled: generations serving certificates of the old issuer would lose the gateway's trust; disable engine TLS, or keep the issuer`},
+		},
+		"EngineIssuerKindFrozen": {
+			reason: "The kind is part of the issuer; its default counts as set.",
+			kind:   kind,
+			obj:    i(setf("spec.tls.engine", map[string]any{"enabled": true, "certManager": map[string]any{"issuerRef": map[string]any{"name": "ca", "kind": "Issuer"}}})),
+			old:    i(setf("spec.tls.engine", map[string]any{"enabled": true, "certManager": map[string]any{"issuerRef": map[string]any{"name": "ca"}}})),
+			errors: []string{`spec.tls.engine: Invalid value: spec.tls.engine.certManager.issuerRef: cannot change while engine TLS stays enabled: generations serving certificates of the old issuer would lose the gateway's trust; disable engine TLS, or keep the issuer`},
+		},
+		"EngineIssuerChangesWhileDisabled": {
+			reason: "The freeze holds only while engine TLS stays enabled.",
+			kind:   kind,
+			obj:    i(setf("spec.tls.engine", map[string]any{"enabled": true, "certManager": map[string]any{"issuerRef": map[string]any{"name": "other"}}})),
+			old:    i(setf("spec.tls.engine", map[string]any{"enabled": false, "certManager": map[string]any{"issuerRef": map[string]any{"name": "ca"}}})),
+		},
+		"EngineAlgorithmChanges": {
+			reason: "Key algorithm and size roll new generations; they may change.",
+			kind:   kind,
+			obj:    i(setf("spec.tls.engine", map[string]any{"enabled": true, "certManager": map[string]any{"issuerRef": map[string]any{"name": "ca"}, "algorithm": "RSA", "size": int64(2048)}})),
+			old:    i(setf("spec.tls.engine", map[string]any{"enabled": true, "certManager": map[string]any{"issuerRef": map[string]any{"name": "ca"}}})),
 		},
 		"EngineSecretRef": {
 			reason: "Engines get a certificate per generation; a Secret of the user's is a gateway setting.",

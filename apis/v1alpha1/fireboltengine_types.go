@@ -198,6 +198,27 @@ type FireboltEngineStatus struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	ObservedAuthHash string `json:"observedAuthHash,omitempty"`
+
+	// ObservedEngineTLSHash is the serving generation's StatefulSet's
+	// firebolt.io/engine-tls-hash, written as observedAuthHash is; empty
+	// while it serves plain HTTP.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	ObservedEngineTLSHash string `json:"observedEngineTLSHash,omitempty"`
+
+	// ObservedEngineServingCertFP is the SHA-256 fingerprint (hex) of the
+	// certificate cert-manager last issued to generation
+	// observedEngineServingCertGen. A later issue for the same generation
+	// (a renewal) rolls a new generation: engines read their certificate
+	// when they start.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	ObservedEngineServingCertFP string `json:"observedEngineServingCertFP,omitempty"`
+
+	// ObservedEngineServingCertGen is the generation
+	// observedEngineServingCertFP belongs to.
+	// +optional
+	ObservedEngineServingCertGen *int `json:"observedEngineServingCertGen,omitempty"`
 }
 
 // AutoStopStatus is auto-stop's decision.

@@ -46,8 +46,8 @@ type FireboltInstanceSpec struct {
 	// +optional
 	Auth *AuthSpec `json:"auth,omitempty"`
 
-	// TLS of the gateway's client listener; engine TLS is not implemented
-	// yet (only a disabled engine block is accepted).
+	// TLS of the gateway's client listener and of the engines' query
+	// listener (the gateway's connections to engines).
 	// +optional
 	TLS *TLSSpec `json:"tls,omitempty"`
 
@@ -157,8 +157,13 @@ type TLSSpec struct {
 	// +optional
 	Gateway *TLSListenerSpec `json:"gateway,omitempty"`
 
-	// Engine is the engines' query listener.
-	// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !self.enabled",message="spec.tls.engine: engine TLS is not implemented yet by firebolt-crossplane; remove it or set spec.tls.engine.enabled to false"
+	// Engine is the engines' query listener: each engine generation
+	// serves it with its own certificate from certManager, and the
+	// gateway verifies engines against the CAs of their live generations,
+	// checked against crlSecretRef when it is set.
+	// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !self.enabled || has(self.certManager)",message="spec.tls.engine.certManager: required when enabled is true: each engine generation gets its certificate from it"
+	// +kubebuilder:validation:XValidation:rule="has(self.enabled) && self.enabled || !has(self.crlSecretRef)",message="spec.tls.engine.crlSecretRef: must be unset while enabled is false"
+	// +kubebuilder:validation:XValidation:rule="!has(oldSelf.enabled) || !oldSelf.enabled || !has(oldSelf.certManager) || !has(self.enabled) || !self.enabled || !has(self.certManager) || (self.certManager.issuerRef.name == oldSelf.certManager.issuerRef.name && (has(self.certManager.issuerRef.kind) ? self.certManager.issuerRef.kind : 'ClusterIssuer') == (has(oldSelf.certManager.issuerRef.kind) ? oldSelf.certManager.issuerRef.kind : 'ClusterIssuer'))",message="spec.tls.engine.certManager.issuerRef: cannot change while engine TLS stays enabled: generations serving certificates of the old issuer would lose the gateway's trust; disable engine TLS, or keep the issuer"
 	// +kubebuilder:validation:XValidation:rule="!has(self.secretRef) && !has(self.clientCASecretRef) && !has(self.dnsNames)",message="spec.tls.engine: secretRef, clientCASecretRef and dnsNames are gateway settings; engines get a certificate per generation from certManager"
 	// +optional
 	Engine *TLSListenerSpec `json:"engine,omitempty"`
@@ -272,6 +277,25 @@ type FireboltInstanceStatus struct {
 	// +optional
 	GatewayTLS *GatewayTLSStatus `json:"gatewayTLS,omitempty"`
 
+	// EngineTLS is engine TLS as the instance runs it: set once the
+	// anchor certificate is issued while spec.tls.engine is enabled, and
+	// kept while an engine still serves TLS; unset otherwise.
+	// +optional
+	EngineTLS *EngineTLSStatus `json:"engineTLS,omitempty"`
+
+	// RolledEngineTrustCAs are the SHA-256 fingerprints (hex) of the engine
+	// CA certificates every gateway pod is confirmed to trust. An engine
+	// switches to a generation only once its CA is listed here.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	RolledEngineTrustCAs []string `json:"rolledEngineTrustCAs,omitempty"`
+
+	// RolledEngineUpstream is how every gateway pod is confirmed to reach
+	// engines: the default protocol and the engines reached otherwise
+	// (during an engine's switch between plain and TLS).
+	// +optional
+	RolledEngineUpstream *EngineUpstreamStatus `json:"rolledEngineUpstream,omitempty"`
+
 	// LastReconciled is when the status last changed (and, while
 	// Crossplane's circuit breaker for the instance is open, when it was
 	// last stamped to close it).
@@ -311,6 +335,58 @@ type GatewayTLSStatus struct {
 	// checked, if any.
 	// +optional
 	CRLSecretName string `json:"crlSecretName,omitempty"`
+}
+
+// EngineTLSStatus is the instance's engine TLS.
+type EngineTLSStatus struct {
+	// SecretName is the anchor certificate's Secret: its issue shows the
+	// issuer signs engine certificates, before any engine rolls.
+	SecretName string `json:"secretName"`
+
+	// CreatedAt is when engine TLS was first recorded.
+	// +optional
+	CreatedAt *metav1.Time `json:"createdAt,omitempty"`
+
+	// Reencrypting is true while the gateway reaches engines over TLS by
+	// default.
+	// +optional
+	Reencrypting bool `json:"reencrypting,omitempty"`
+
+	// IssuerRef is the issuer the anchor was issued by when reencrypting
+	// started: engines are told to serve TLS only under an issuer proven
+	// to sign with a CA.
+	// +optional
+	IssuerRef *IssuerRef `json:"issuerRef,omitempty"`
+}
+
+// EngineUpstreamStatus is how the gateway reaches engines.
+type EngineUpstreamStatus struct {
+	// TLS: engines without a route of their own are reached over TLS.
+	// +optional
+	TLS bool `json:"tls,omitempty"`
+
+	// Routes are the engines reached by another Service or protocol than
+	// by default, sorted by engine.
+	// +kubebuilder:validation:MaxItems=512
+	// +listType=map
+	// +listMapKey=engine
+	// +optional
+	Routes []EngineRoute `json:"routes,omitempty"`
+}
+
+// EngineRoute is one engine the gateway reaches otherwise than by default.
+type EngineRoute struct {
+	// Engine is the engine's name.
+	// +kubebuilder:validation:MaxLength=63
+	Engine string `json:"engine"`
+
+	// Service is the Service the gateway resolves for it.
+	// +kubebuilder:validation:MaxLength=63
+	Service string `json:"service"`
+
+	// TLS: the engine is reached over TLS.
+	// +optional
+	TLS bool `json:"tls,omitempty"`
 }
 
 // XFireboltInstance is a Firebolt instance. Users apply its claim,

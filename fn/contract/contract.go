@@ -5,7 +5,10 @@
 // each of these is spelled here once.
 package contract
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // ClusterDomain is the Kubernetes cluster DNS domain every in-cluster host
 // name ends with, as the original operator's.
@@ -95,3 +98,62 @@ const (
 	UsageAPIVersion = "protection.crossplane.io/v1beta1"
 	UsageKind       = "Usage"
 )
+
+// AnnotationGatewayRoute on an engine's routing Service is how the engine
+// asks the gateway to reach it (GatewayRoute.String): by its routing
+// Service, or during a switch between plain HTTP and TLS by its next
+// Service, in the protocol the pods there serve.
+const AnnotationGatewayRoute = "firebolt.io/gateway-route"
+
+// nextServiceSuffix ends the name of the Service that selects the
+// generation an engine switches to while the gateway moves to its
+// protocol.
+const nextServiceSuffix = "-next"
+
+// NextService is the name of an engine's next Service.
+func NextService(engine string) string { return engine + nextServiceSuffix }
+
+// GatewayRoute is how the gateway reaches one engine.
+type GatewayRoute struct {
+	// Service is RoutingService(engine) or NextService(engine).
+	Service string
+	// TLS: the pods the Service selects serve TLS.
+	TLS bool
+}
+
+const (
+	routeTLS   = "tls"
+	routePlain = "plain"
+)
+
+// DefaultRoute is how the gateway reaches an engine that publishes no
+// route: its routing Service, in the protocol given.
+func DefaultRoute(engine string, tls bool) GatewayRoute {
+	return GatewayRoute{Service: RoutingService(engine), TLS: tls}
+}
+
+// String is the annotation's value: "<service>;tls" or "<service>;plain".
+func (r GatewayRoute) String() string {
+	if r.TLS {
+		return r.Service + ";" + routeTLS
+	}
+	return r.Service + ";" + routePlain
+}
+
+// ParseGatewayRoute reads the annotation an engine's routing Service
+// carries. Anything but one of the engine's own two Services in a known
+// protocol is refused: the Service is writable by others, and the gateway
+// must never be pointed elsewhere by it.
+func ParseGatewayRoute(engine, s string) (GatewayRoute, bool) {
+	svc, proto, ok := strings.Cut(s, ";")
+	if !ok || (svc != RoutingService(engine) && svc != NextService(engine)) {
+		return GatewayRoute{}, false
+	}
+	switch proto {
+	case routeTLS:
+		return GatewayRoute{Service: svc, TLS: true}, true
+	case routePlain:
+		return GatewayRoute{Service: svc}, true
+	}
+	return GatewayRoute{}, false
+}

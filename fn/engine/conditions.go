@@ -47,6 +47,10 @@ const (
 	ReasonLimitExceeded          = "LimitExceeded"
 	ReasonClaimLabelsMissing     = composite.ReasonClaimLabelsMissing
 	ReasonStatefulSetWarning     = "StatefulSetWarning"
+	// ReasonWaitingForGateway: the next generation is ready, and the
+	// routing Service waits for the gateway to trust its certificate or
+	// to reach it in its protocol.
+	ReasonWaitingForGateway = "WaitingForGateway"
 )
 
 // MaxMessageBytes bounds every condition message and event this function
@@ -72,6 +76,8 @@ type readyFacts struct {
 	// DrainFailing is the drain check's failure message while draining.
 	DrainFailing string
 	DrainingGen  int
+	// GatewayHold is why the routing Service waits for the gateway.
+	GatewayHold string
 	// Current is the generation being rolled out, or served when at rest.
 	Current int
 	// Active is the active generation and its pods.
@@ -116,6 +122,9 @@ func engineReady(f readyFacts) Condition {
 	case f.Phase != v1alpha1.EnginePhaseStable:
 		if f.Warning != nil {
 			return c(f.Warning.reason(), f.Warning.message())
+		}
+		if f.GatewayHold != "" {
+			return c(ReasonWaitingForGateway, f.GatewayHold)
 		}
 		// The message names the generation, not the phase: status.phase
 		// has the step, and a message that changed with every step would be

@@ -91,6 +91,10 @@ type Inputs struct {
 	// sent it (rolledPodName).
 	RolledPod *phased.Pod
 
+	// ServingCert is what cert-manager issued for the current generation's
+	// Certificate, when it serves TLS.
+	ServingCert CertIssue
+
 	// WakeStamp is the composite's firebolt.io/wake-requested annotation,
 	// which Crossplane copies from the claim the wake agent stamps; "" when
 	// absent.
@@ -188,6 +192,10 @@ func Read(c composite.Call) (Inputs, error) {
 		return Inputs{}, err
 	}
 
+	if in.ServingCert, err = readServingCert(c, in); err != nil {
+		return Inputs{}, err
+	}
+
 	if in.Spec.EngineClassRef != nil {
 		if in.Class, err = readClass(c, *in.Spec.EngineClassRef); err != nil {
 			return Inputs{}, err
@@ -223,6 +231,9 @@ func (in Inputs) requirementsFetched() bool {
 		return false
 	}
 	if pw, ok := adminPassword(in.Instance); ok && validSecretKey(pw) == "" && !in.Instance.AdminSecret.Resolved {
+		return false
+	}
+	if servingRequestName(in, in.Status.CurrentGeneration) != "" && !in.ServingCert.Resolved {
 		return false
 	}
 	return true

@@ -39,6 +39,9 @@ type instanceState struct {
 	// Auth is the instance's authentication the engine runs when Ready;
 	// nil while the instance enables none.
 	Auth *signing.EngineAuth
+	// TLS is the instance's engine TLS a new generation renders when
+	// Ready; nil while engines serve plain HTTP.
+	TLS *TLS
 }
 
 // evaluateInstance applies the original's gate: an instance is usable when
@@ -90,7 +93,7 @@ func evaluateInstance(in Inputs) instanceState {
 	if o := in.Spec.MetadataEndpointOverride; o != nil && *o != "" {
 		endpoint = *o
 	}
-	return instanceState{Ready: true, Message: ref + " is ready", ID: id, MetadataEndpoint: endpoint, Auth: auth}
+	return instanceState{Ready: true, Message: ref + " is ready", ID: id, MetadataEndpoint: endpoint, Auth: auth, TLS: instanceTLS(in.Instance)}
 }
 
 // instanceAuth is the authentication a found instance gives its engines:
@@ -173,4 +176,16 @@ func clipQuoted(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// instanceTLS is the engine TLS a found instance gives its engines: its
+// spec.tls.engine while enabled, once the instance has issued its anchor
+// certificate from that issuer (status.engineTLS.reencrypting), which
+// shows the issuer signs with a CA.
+func instanceTLS(inst InstanceRef) *TLS {
+	t := inst.Spec.TLS
+	if t == nil || t.Engine == nil || !t.Engine.Enabled || t.Engine.CertManager == nil || inst.Status.EngineTLS == nil || !inst.Status.EngineTLS.Reencrypting {
+		return nil
+	}
+	return &TLS{Instance: inst.Name, Issuer: *t.Engine.CertManager.DeepCopy()}
 }

@@ -153,11 +153,11 @@ func renderedHash(r renderInput) string {
 
 // renderInputWeight is what an entry for r pins, counted from the JSON
 // of its parts that callers can make large (the spec, the class, the
-// custom configuration, the instance's auth); ok is false when that is
+// custom configuration, the instance's auth and engine TLS); ok is false when that is
 // more than limit, or a part does not encode, and then r is not kept.
 func renderInputWeight(r renderInput, limit int) (int, bool) {
 	w := renderEntryOverhead
-	for _, part := range []any{r.Spec, r.Class, r.CustomConfig, r.Auth} {
+	for _, part := range []any{r.Spec, r.Class, r.CustomConfig, r.Auth, r.TLS} {
 		b, err := json.Marshal(part)
 		if err != nil {
 			return 0, false
@@ -186,6 +186,10 @@ func copyRenderInput(r renderInput) renderInput {
 			}
 		}
 		r.Auth = &a
+	}
+	if r.TLS != nil {
+		t := TLS{Instance: r.TLS.Instance, Issuer: *r.TLS.Issuer.DeepCopy()}
+		r.TLS = &t
 	}
 	return r
 }

@@ -103,6 +103,9 @@ type machine struct {
 	results   []Result
 	ttl       time.Duration
 	drainMsg  string
+	// tlsHold says why the routing Service waits for the gateway (its
+	// trust of a generation's CA, or its route during a protocol switch).
+	tlsHold string
 	// inEffect: the phase is terminal and the active generation is what
 	// the composite's spec renders now; no other generation exists.
 	inEffect bool
@@ -184,6 +187,13 @@ func (m *machine) step() {
 		m.gatedPhase = true
 		m.initialize()
 	case v1alpha1.EnginePhaseCreating:
+		if m.nextCommitted(st.CurrentGeneration) {
+			// A protocol switch was asked of the gateway and the status
+			// write that said so was lost: it is completed.
+			m.next.Phase = v1alpha1.EnginePhaseSwitching
+			m.switching()
+			return
+		}
 		m.gatedPhase = true
 		m.creating()
 	case v1alpha1.EnginePhaseSwitching:
@@ -228,6 +238,10 @@ func (m *machine) stable() {
 	m.emit[n] = emitAll
 	if rec, ok := m.in.Renderings[n]; ok && rec.usable() && rec.Hash == renderedHash(m.renderInput(n)) {
 		if m.unrolled(n, rec) {
+			return
+		}
+		if m.renewed(n) {
+			m.replace(n, " (cert-manager issued its certificate again, which its pods read only when they start)")
 			return
 		}
 		m.next.Phase = terminalPhase(m.in.Spec)
@@ -304,15 +318,28 @@ func (m *machine) creating() {
 		return
 	}
 	if ready {
+		// The gateway must trust n's certificate before any query is
+		// routed to it; it is told by the instance, a required object,
+		// whose change calls the engine.
+		if why := m.cutoverHeld(n); why != "" {
+			m.tlsHold = why
+			m.ttl = ttlGated
+			return
+		}
+		m.next.Phase = v1alpha1.EnginePhaseSwitching
+		m.ttl = ttlProgress
+		if m.protocolSwitch(n) {
+			// The engine now asks the gateway to reach n by the next
+			// Service; switching moves the routing Service once it does.
+			return
+		}
 		// Switching's first step, pointing the routing Service at n, is
 		// taken in this same call: the pods it selects are ready now, and
 		// the next call, in switching, finds the Service observed on n and
 		// completes the switch. One call (and its requests) fewer per
 		// rollout; the status still shows switching until the Service is
 		// observed there.
-		m.next.Phase = v1alpha1.EnginePhaseSwitching
 		m.route = n
-		m.ttl = ttlProgress
 		return
 	}
 	m.ttl = ttlCreating
@@ -350,6 +377,16 @@ func (m *machine) switching() {
 		return
 	}
 	m.emit[n] = emitAll
+	if routedGeneration(m.in.Observed[RoutingServiceKey]) != n && m.protocolSwitch(n) {
+		if why := m.nextHeld(n); why != "" {
+			// The routing Service stays on a until every gateway pod
+			// reaches n by the next Service in n's protocol.
+			m.route = a
+			m.tlsHold = why
+			m.ttl = ttlGated
+			return
+		}
+	}
 	m.route = n
 	if routedGeneration(m.in.Observed[RoutingServiceKey]) != n {
 		return
@@ -439,10 +476,10 @@ func (m *machine) routing() (gen int, keep, ok bool) {
 	obs := m.in.Observed[RoutingServiceKey]
 	switch g := routedGeneration(obs); {
 	case obs == nil:
-		return n, false, m.next.ActiveGeneration < 0 && started
+		return n, false, m.next.ActiveGeneration < 0 && started && m.trusted(n)
 	case g >= 0 && (g == n || m.generationExists(g)):
 		return g, false, true
-	case started:
+	case started && m.trusted(n):
 		return n, false, true
 	}
 	return -1, true, true
@@ -468,6 +505,7 @@ func (m *machine) renderInput(gen int) renderInput {
 		Images:           m.in.Config.Images,
 		Phased:           m.policy.Rollout == v1alpha1.RolloutPhased,
 		Auth:             m.instance.Auth,
+		TLS:              m.instance.TLS,
 	}
 }
 

@@ -127,17 +127,11 @@ func (m *machine) plan(now time.Time) Plan {
 			p.Resources[name] = withPartition(d, pt.value)
 		}
 	}
+	m.emitCertificates(&p)
 	// Decided before the routing Service, which publishes it.
 	m.next.ObservedAuthHash = m.observedAuthHash()
-	if gen, keep, ok := m.routing(); ok {
-		obs := m.in.Observed[RoutingServiceKey]
-		r := Routing{Engine: m.in.Engine, Namespace: m.in.Namespace, Gen: gen, Instance: m.in.Spec.InstanceRef, ObservedAuthHash: m.next.ObservedAuthHash}
-		if keep {
-			p.Resources[RoutingServiceKey] = DesiredObject{Object: keptRoutingService(obs.UnstructuredContent(), r), Ready: true}
-		} else {
-			p.Resources[RoutingServiceKey] = routingServiceDesired(r, obs != nil)
-		}
-	}
+	m.recordServingTLS()
+	m.emitRouting(&p)
 	if name, u, ok := classUsage(m.in); ok {
 		p.Resources[name] = u
 	}
@@ -165,6 +159,26 @@ func (m *machine) plan(now time.Time) Plan {
 		p.TTL = min(p.TTL, ttlWatchesDropped)
 	}
 	return p
+}
+
+// emitRouting adds the routing Service, publishing what the engine tells
+// its instance, and the next Service while it is needed.
+func (m *machine) emitRouting(p *Plan) {
+	if gen, keep, ok := m.routing(); ok {
+		obs := m.in.Observed[RoutingServiceKey]
+		if keep {
+			gen = routedGeneration(obs)
+		}
+		route, published := m.gatewayRoute(gen)
+		m.emitNextService(p, route)
+		r := Routing{Engine: m.in.Engine, Namespace: m.in.Namespace, Gen: gen, Instance: m.in.Spec.InstanceRef,
+			ObservedAuthHash: m.next.ObservedAuthHash, GatewayRoute: published}
+		if keep {
+			p.Resources[RoutingServiceKey] = DesiredObject{Object: keptRoutingService(obs.UnstructuredContent(), r), Ready: true}
+		} else {
+			p.Resources[RoutingServiceKey] = routingServiceDesired(r, obs != nil)
+		}
+	}
 }
 
 // dropStaleRecords clears the status records that describe nothing any
@@ -248,6 +262,7 @@ func (m *machine) readyFacts() readyFacts {
 		ClassProblem: m.classProblem,
 		Rejection:    m.rejection,
 		DrainFailing: m.drainMsg,
+		GatewayHold:  m.tlsHold,
 		Current:      m.next.CurrentGeneration,
 		Active:       m.next.ActiveGeneration,
 	}
@@ -358,6 +373,7 @@ func requirements(in Inputs) map[string]Requirement {
 	if pw, ok := adminPassword(in.Instance); ok && validSecretKey(pw) == "" {
 		r[RequirementAdminSecret] = Requirement{APIVersion: "v1", Kind: "Secret", Name: pw.Name, Namespace: in.Namespace}
 	}
+	servingCertRequirement(in, r)
 	if name, _, ok := rolledPodName(in); ok {
 		r[RequirementRolledPod] = Requirement{APIVersion: "v1", Kind: "Pod", Name: name, Namespace: in.Namespace}
 	}

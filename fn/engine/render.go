@@ -31,6 +31,13 @@ type renderInput struct {
 	// the credential volumes and their mounts, and the auth-hash
 	// annotation. nil renders none of it, exactly as without auth.
 	Auth *signing.EngineAuth
+	// TLS is the instance's engine TLS: config.yaml's TLS listener, the
+	// serving certificate's volume and mount, the startup script's bundle,
+	// the UI sidecar's https URL, and the engine-tls annotations the
+	// generation's Certificate is rendered from (renderCertificate,
+	// certificateOfStatefulSet). nil renders none of it, exactly as
+	// without TLS.
+	TLS *TLS
 }
 
 // renderGeneration renders generation r.Gen's objects from the current

@@ -125,6 +125,11 @@ func engineConfig(r renderInput) map[string]any {
 		// merge below cannot touch it.
 		cfg["instance"].(map[string]any)["auth"] = r.Auth.Config()
 	}
+	if r.TLS != nil {
+		// endpoints is operator-owned too: the listener below is the only
+		// one on the query port, whatever the custom config says.
+		cfg["endpoints"] = map[string]any{"http": map[string]any{"listeners": engineTLSListeners()}}
+	}
 	if r.CustomConfig != nil {
 		deepMerge(cfg, runtime.DeepCopyJSON(r.CustomConfig))
 	}

@@ -60,6 +60,10 @@ type Routing struct {
 	// ObservedAuthHash is status.observedAuthHash, which the Service
 	// publishes to the instance in an annotation when it is set.
 	ObservedAuthHash string
+	// GatewayRoute is how the engine asks the gateway to reach it
+	// (contract.GatewayRoute.String); "" publishes none, which the
+	// instance reads as the routing Service over plain HTTP.
+	GatewayRoute string
 }
 
 // normalized is r without what cannot be put on the Service: an instance
@@ -71,6 +75,9 @@ func (r Routing) normalized() Routing {
 	}
 	if !isAuthHash(r.ObservedAuthHash) {
 		r.ObservedAuthHash = ""
+	}
+	if _, ok := contract.ParseGatewayRoute(r.Engine, r.GatewayRoute); !ok {
+		r.GatewayRoute = ""
 	}
 	return r
 }
@@ -93,6 +100,12 @@ func renderRoutingService(r Routing) map[string]any {
 	var annotations map[string]string
 	if r.ObservedAuthHash != "" {
 		annotations = map[string]string{contract.AnnotationObservedAuthHash: r.ObservedAuthHash}
+	}
+	if r.GatewayRoute != "" {
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[contract.AnnotationGatewayRoute] = r.GatewayRoute
 	}
 	svc := &corev1.Service{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
@@ -141,15 +154,48 @@ func keptRoutingService(observed map[string]any, r Routing) map[string]any {
 	}
 	annotations, _ := md["annotations"].(map[string]any)
 	delete(annotations, contract.AnnotationObservedAuthHash)
-	if r.ObservedAuthHash != "" {
+	delete(annotations, contract.AnnotationGatewayRoute)
+	set := func(k, v string) {
+		if v == "" {
+			return
+		}
 		if annotations == nil {
 			annotations = map[string]any{}
 			md["annotations"] = annotations
 		}
-		annotations[contract.AnnotationObservedAuthHash] = r.ObservedAuthHash
+		annotations[k] = v
 	}
+	set(contract.AnnotationObservedAuthHash, r.ObservedAuthHash)
+	set(contract.AnnotationGatewayRoute, r.GatewayRoute)
 	if annotations != nil && len(annotations) == 0 {
 		delete(md, "annotations")
 	}
 	return o
+}
+
+// componentEngineNext is LabelComponent's value on an engine's next
+// Service.
+const componentEngineNext = "engine-next"
+
+// renderNextService builds the Service the gateway reaches generation gen
+// by while the engine switches protocol: headless, ready addresses only,
+// as the routing Service.
+func renderNextService(engine, namespace string, gen int) map[string]any {
+	svc := &corev1.Service{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      contract.NextService(engine),
+			Namespace: namespace,
+			Labels:    map[string]string{LabelEngine: engine, contract.LabelComponent: componentEngineNext},
+		},
+		Spec: corev1.ServiceSpec{
+			Type:      corev1.ServiceTypeClusterIP,
+			ClusterIP: corev1.ClusterIPNone,
+			Selector:  generationLabels(engine, gen),
+			Ports:     servicePorts(),
+		},
+	}
+	u := toUnstructured(svc)
+	u["spec"].(map[string]any)["publishNotReadyAddresses"] = false
+	return u
 }

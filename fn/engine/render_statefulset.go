@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -66,6 +65,18 @@ func renderStatefulSet(r renderInput) *appsv1.StatefulSet {
 			tpl.Annotations = map[string]string{}
 		}
 		tpl.Annotations[signing.AnnotationAuthHash] = h
+	}
+	if r.TLS != nil {
+		// The hash on the pod template too, as the auth hash: the engine
+		// reads its certificate at start. The TLS itself is for the
+		// function alone: the generation's Certificate is rendered from it.
+		h := engineTLSHash(*r.TLS)
+		annotations[AnnotationEngineTLSHash] = h
+		annotations[AnnotationEngineTLS] = engineTLSAnnotation(*r.TLS)
+		if tpl.Annotations == nil {
+			tpl.Annotations = map[string]string{}
+		}
+		tpl.Annotations[AnnotationEngineTLSHash] = h
 	}
 	if o := r.Spec.MetadataEndpointOverride; o != nil && *o != "" {
 		annotations[AnnotationMetadataOverride] = *o
@@ -147,6 +158,10 @@ func operatorPod(r renderInput, storage v1alpha1.EngineStorageSpec, classTpl *co
 	if r.Auth != nil {
 		engine.VolumeMounts = append(engine.VolumeMounts, r.Auth.Mounts()...)
 	}
+	if r.TLS != nil {
+		engine.Args = []string{engineTLSScript + engineScript}
+		engine.VolumeMounts = append(engine.VolumeMounts, engineTLSMount())
+	}
 	containers := []corev1.Container{engine}
 	volumes := []corev1.Volume{
 		{Name: podtemplate.VolumeEngineConfig, VolumeSource: corev1.VolumeSource{
@@ -167,8 +182,11 @@ func operatorPod(r renderInput, storage v1alpha1.EngineStorageSpec, classTpl *co
 	if r.Auth != nil {
 		volumes = append(volumes, r.Auth.Volumes()...)
 	}
+	if r.TLS != nil {
+		volumes = append(volumes, engineTLSVolume(r))
+	}
 	if effectiveUISidecar(r.Spec, r.Class) {
-		containers = append(containers, engineWebContainer(r.Images.EngineUI))
+		containers = append(containers, engineWebContainer(r.Images.EngineUI, engineCoreURL(r.TLS != nil)))
 		volumes = append(volumes, corev1.Volume{Name: podtemplate.VolumeEngineWeb, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	}
 	return corev1.PodTemplateSpec{
@@ -222,12 +240,14 @@ func engineContainer(image string) corev1.Container {
 	}
 }
 
-func engineWebContainer(image string) corev1.Container {
+// engineWebContainer is the web UI sidecar, reaching the engine at
+// coreURL.
+func engineWebContainer(image, coreURL string) corev1.Container {
 	return corev1.Container{
 		Name:            podtemplate.EngineWebContainer,
 		Image:           image,
 		ImagePullPolicy: defaultPullPolicy(image),
-		Env:             []corev1.EnvVar{{Name: "FIREBOLT_CORE_URL", Value: "http://localhost:" + strconv.Itoa(PortQuery)}},
+		Env:             []corev1.EnvVar{{Name: "FIREBOLT_CORE_URL", Value: coreURL}},
 		Ports:           []corev1.ContainerPort{{Name: "web-ui", ContainerPort: portWebUI, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe:  httpProbe("/", portWebUI, 1, 3, 2, 3),
 		Resources: corev1.ResourceRequirements{

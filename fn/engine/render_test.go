@@ -22,8 +22,15 @@ var updateGoldens = flag.Bool("update", false, "rewrite the golden files under t
 func renderGolden(t *testing.T, name string, in Inputs, gen int) {
 	t.Helper()
 	r := renderFor(in, gen, in.Spec)
+	diffGolden(t, name, r.Objects.ConfigMap, r.Objects.Headless, r.Objects.StatefulSet, RenderRoutingService(Routing{Engine: in.Engine, Namespace: in.Namespace, Gen: gen, Instance: in.Spec.InstanceRef}))
+}
+
+// diffGolden diffs objs, as a YAML stream, against
+// testdata/render/<name>.yaml (rewriting it first with -update).
+func diffGolden(t *testing.T, name string, objs ...map[string]any) {
+	t.Helper()
 	var got []byte
-	for _, o := range []map[string]any{r.Objects.ConfigMap, r.Objects.Headless, r.Objects.StatefulSet, RenderRoutingService(Routing{Engine: in.Engine, Namespace: in.Namespace, Gen: gen, Instance: in.Spec.InstanceRef})} {
+	for _, o := range objs {
 		b, err := yaml.Marshal(o)
 		if err != nil {
 			t.Fatal(err)

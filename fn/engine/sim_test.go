@@ -29,6 +29,7 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/fn/class"
 	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
+	"github.com/firebolt-db/firebolt-crossplane/fn/instancestate"
 	"github.com/firebolt-db/firebolt-crossplane/fn/scrape"
 )
 
@@ -138,6 +139,17 @@ type sim struct {
 	lastReq    *fnv1.RunFunctionRequest
 	lastRsp    *fnv1.RunFunctionResponse
 	conditions map[string]*fnv1.Condition
+
+	// configMaps are ConfigMaps served besides the classes' (the
+	// instance's, when a test publishes it), certRequests cert-manager's
+	// CertificateRequests, by name; decorate, when set, dresses an
+	// observed object further (cert-manager's status of a Certificate).
+	// All unset unless a test sets them (tls_sim_test.go).
+	configMaps   map[string]*unstructured.Unstructured
+	certRequests map[string]*unstructured.Unstructured
+	decorate     func(name resource.Name, obj map[string]any)
+	// cleanAt is the last step whose writes all went through.
+	cleanAt int
 }
 
 type simObj struct {
@@ -367,24 +379,10 @@ func (s *sim) snapshotReady() {
 // observed dresses a composed object as the API server and Crossplane
 // return it.
 func (s *sim) observed(name resource.Name, o *simObj) map[string]any {
-	u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(o.content)}
+	u := &unstructured.Unstructured{Object: s.crossplaneMetadata(name, o.content)}
 	u.SetUID(types.UID(o.uid))
 	u.SetGeneration(1)
 	u.SetResourceVersion(strconv.Itoa(s.step + 1))
-	ann := u.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann["crossplane.io/composition-resource-name"] = string(name)
-	u.SetAnnotations(ann)
-	l := u.GetLabels()
-	if l == nil {
-		l = map[string]string{}
-	}
-	l["crossplane.io/composite"] = s.xrName
-	l["crossplane.io/claim-name"] = s.engine
-	l["crossplane.io/claim-namespace"] = simNamespace
-	u.SetLabels(l)
 	u.Object["metadata"].(map[string]any)["ownerReferences"] = []any{map[string]any{
 		"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "XFireboltEngine", "name": s.xrName, "uid": s.xrUID,
 		"controller": true, "blockOwnerDeletion": true,
@@ -404,6 +402,9 @@ func (s *sim) observed(name resource.Name, o *simObj) map[string]any {
 	}
 	if u.GetKind() == "Service" {
 		_ = unstructured.SetNestedField(u.Object, "SingleStack", "spec", "ipFamilyPolicy")
+	}
+	if s.decorate != nil {
+		s.decorate(name, u.Object)
 	}
 	return u.Object
 }
@@ -451,6 +452,11 @@ func (s *sim) resolve(req *fnv1.RunFunctionRequest) {
 			found = s.classes[sel.GetMatchName()]
 		case "ConfigMap":
 			found = s.classSpecs[sel.GetMatchName()]
+			if found == nil {
+				found = s.configMaps[sel.GetMatchName()]
+			}
+		case "CertificateRequest":
+			found = s.certRequests[sel.GetMatchName()]
 		case "Pod":
 			found = s.podObject(sel.GetMatchName())
 		case "Secret":
@@ -561,6 +567,7 @@ func (s *sim) write(pre v1alpha1.FireboltEngineStatus, rsp *fnv1.RunFunctionResp
 	// A crash keeps a prefix of the writes. Crossplane also carries on
 	// past an apply the API server rejects as invalid and still writes the
 	// status, so a step may drop any subset of its applies.
+	all := len(ops)
 	cut := len(ops)
 	if s.Crash {
 		switch s.d.intn(0, 5, "crash?") {
@@ -575,6 +582,9 @@ func (s *sim) write(pre v1alpha1.FireboltEngineStatus, rsp *fnv1.RunFunctionResp
 			}
 			ops, cut = kept, len(kept)
 		}
+	}
+	if cut == all {
+		s.cleanAt = s.step
 	}
 	var done []string
 	for _, op := range ops[:cut] {
@@ -644,7 +654,7 @@ func (s *sim) delete(pre v1alpha1.FireboltEngineStatus, name resource.Name) {
 
 func (s *sim) apply(name resource.Name, content map[string]any) {
 	s.t.Helper()
-	canon := s.specJSON(content)
+	canon := s.specJSON(s.crossplaneMetadata(name, content))
 	o, exists := s.objs[name]
 	if !exists {
 		if _, isGen := generationOf(name); isGen && s.everDeleted[name] {
@@ -694,6 +704,30 @@ func (s *sim) apply(name resource.Name, content map[string]any) {
 		}
 	}
 	o.content = content
+}
+
+// crossplaneMetadata is content as Crossplane applies it: with the
+// composition-resource-name annotation and the composite's and claim's
+// labels it sets on every composed resource (those observed carries), so
+// that returning an observed object unchanged (composite.Unchanged) is no
+// change.
+func (s *sim) crossplaneMetadata(name resource.Name, content map[string]any) map[string]any {
+	u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(content)}
+	ann := u.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann["crossplane.io/composition-resource-name"] = string(name)
+	u.SetAnnotations(ann)
+	l := u.GetLabels()
+	if l == nil {
+		l = map[string]string{}
+	}
+	l["crossplane.io/composite"] = s.xrName
+	l["crossplane.io/claim-name"] = s.engine
+	l["crossplane.io/claim-namespace"] = simNamespace
+	u.SetLabels(l)
+	return u.Object
 }
 
 func generationOf(name resource.Name) (int, bool) {
@@ -949,4 +983,63 @@ func ptrValue(p *int) int {
 		return -1
 	}
 	return *p
+}
+
+// SetInstanceTLS makes the instance enable engine TLS with issuer, its
+// anchor issued and the gateway reencrypting (nil: engine TLS off), and report trust and up as what
+// every gateway pod is confirmed to trust and how it reaches engines; it
+// then publishes the instance's state for engines in its ConfigMap, as the
+// instance composer does (package instancestate), so engines read it from
+// there.
+func (s *sim) SetInstanceTLS(issuer *v1alpha1.CertManagerSpec, trust []string, up *v1alpha1.EngineUpstreamStatus) {
+	spec := s.instance.Object["spec"].(map[string]any)
+	st := s.instance.Object["status"].(map[string]any)
+	delete(spec, "tls")
+	delete(st, "engineTLS")
+	delete(st, "rolledEngineTrustCAs")
+	delete(st, "rolledEngineUpstream")
+	if issuer != nil {
+		spec["tls"] = s.asJSON(v1alpha1.TLSSpec{Engine: &v1alpha1.TLSListenerSpec{Enabled: true, CertManager: issuer}})
+		st["engineTLS"] = map[string]any{"secretName": simInstance + "-engine-tls", "reencrypting": true}
+	}
+	if len(trust) > 0 {
+		st["rolledEngineTrustCAs"] = s.asJSON(trust)
+	}
+	if up != nil {
+		st["rolledEngineUpstream"] = s.asJSON(up)
+	}
+	var ispec v1alpha1.FireboltInstanceSpec
+	var ist v1alpha1.FireboltInstanceStatus
+	s.fromJSON(spec, &ispec)
+	s.fromJSON(st, &ist)
+	cm, err := instancestate.ConfigMap(simNamespace, simInstance, instancestate.Of(simInstance, ispec, ist, nil))
+	if err != nil {
+		s.fail("step %d: cannot publish the instance's state: %v", s.step, err)
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cm)
+	if err != nil {
+		s.fail("step %d: cannot convert the instance's ConfigMap: %v", s.step, err)
+	}
+	if s.configMaps == nil {
+		s.configMaps = map[string]*unstructured.Unstructured{}
+	}
+	s.configMaps[cm.Name] = &unstructured.Unstructured{Object: obj}
+}
+
+// asJSON is v as unstructured JSON.
+func (s *sim) asJSON(v any) any {
+	var out any
+	s.fromJSON(v, &out)
+	return out
+}
+
+// fromJSON decodes v, any value, into out through JSON.
+func (s *sim) fromJSON(v, out any) {
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(b, out)
+	}
+	if err != nil {
+		s.fail("step %d: cannot convert %T to %T: %v", s.step, v, out, err)
+	}
 }

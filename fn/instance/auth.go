@@ -1,10 +1,6 @@
 package instance
 
 import (
-	"crypto/sha256"
-	"crypto/x509"
-	"encoding/hex"
-	"encoding/pem"
 	"fmt"
 	"slices"
 	"strconv"
@@ -16,9 +12,9 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/certmanager"
 	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 	"github.com/firebolt-db/firebolt-crossplane/fn/signing"
@@ -314,24 +310,6 @@ func (c *computation) currentRequest(id string) string {
 	return signing.CertificateName(c.n.instance, id) + "-" + strconv.FormatInt(rev, 10)
 }
 
-// certificateReady: the Certificate's Ready condition is True for its
-// current generation.
-func certificateReady(o *composed.Unstructured) bool {
-	if o == nil {
-		return false
-	}
-	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
-	gen := integer(o, "metadata.generation")
-	for i, raw := range conds {
-		m, ok := raw.(map[string]any)
-		if !ok || m["type"] != "Ready" {
-			continue
-		}
-		return m["status"] == "True" && integer(o, "status.conditions["+strconv.Itoa(i)+"].observedGeneration") == gen
-	}
-	return false
-}
-
 // signingCertificate is key id's cert-manager Certificate, as the
 // original's: its Secret of the same name, no SAN, signing only, PKCS#8,
 // and rotationPolicy Never, so a renewal never changes the key engines
@@ -343,50 +321,6 @@ func (c *computation) signingCertificate(id string) *unstructured.Unstructured {
 		"usages":     []any{"digital signature"},
 		"privateKey": map[string]any{"rotationPolicy": "Never", "encoding": "PKCS8", "algorithm": cm.Algorithm, "size": int64(cm.Size)},
 	})
-}
-
-// publicKeyFingerprint is the hex SHA-256 of the DER SubjectPublicKeyInfo
-// a CertificateRequest's issued certificate (else its request) names; ""
-// when neither parses.
-func publicKeyFingerprint(cr map[string]any) string {
-	pick := func(path ...string) []byte {
-		s, _, _ := unstructured.NestedString(cr, path...)
-		b := decodePEMField(s)
-		return b
-	}
-	if der := pick("status", "certificate"); der != nil {
-		if cert, err := x509.ParseCertificate(der); err == nil {
-			return spkiFingerprint(cert.RawSubjectPublicKeyInfo)
-		}
-	}
-	if der := pick("spec", "request"); der != nil {
-		if csr, err := x509.ParseCertificateRequest(der); err == nil {
-			return spkiFingerprint(csr.RawSubjectPublicKeyInfo)
-		}
-	}
-	return ""
-}
-
-// decodePEMField is the DER of a base64 field holding one PEM block, nil
-// when it holds none. The field is bounded: a request is capped at 64 KiB.
-func decodePEMField(b64 string) []byte {
-	if b64 == "" || len(b64) > 64<<10 {
-		return nil
-	}
-	raw, err := decodeBase64(b64)
-	if err != nil {
-		return nil
-	}
-	block, _ := pem.Decode(raw)
-	if block == nil {
-		return nil
-	}
-	return block.Bytes
-}
-
-func spkiFingerprint(spki []byte) string {
-	sum := sha256.Sum256(spki)
-	return hex.EncodeToString(sum[:])
 }
 
 // validateAuth checks what the schema cannot: the duration strings (Go
@@ -479,7 +413,7 @@ func readAuth(req *fnv1.RunFunctionRequest, spec *v1alpha1.AuthSpec) (AuthInputs
 		if !ok || len(rs.GetItems()) == 0 {
 			continue
 		}
-		if fp := publicKeyFingerprint(rs.GetItems()[0].GetResource().AsMap()); fp != "" {
+		if fp := certmanager.PublicKeyFingerprint(rs.GetItems()[0].GetResource().AsMap()); fp != "" {
 			out.PublicKeys[id] = fp
 		}
 	}

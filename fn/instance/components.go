@@ -145,17 +145,22 @@ var gatewayResources = []resource.Name{
 // gateway package refuses. hash is the rendered configuration's, "" when
 // nothing is rendered.
 func (c *computation) gateway(block *blocked, p posture) (*blocked, string, error) {
+	if block == nil && c.etls.frozen {
+		block = &blocked{reason: ReasonProvisioning, message: "the gateway keeps its configuration: " + c.etls.frozenWhy()}
+	}
 	if block == nil {
 		files, err := c.gatewayFiles(p)
 		if err != nil {
 			block = &blocked{reason: ReasonEnsureFailed, message: err.Error()}
 		} else {
-			hash := gatewayHash(files, p)
+			hash := gatewayHash(files, p, c.etls)
+			c.renderedFiles = files
 			return nil, hash, c.renderGateway(files, hash, p)
 		}
 	}
 	c.freeze(gatewayResources...)
 	c.freeze(RNGatewayTLS)
+	c.freeze(c.engineCABundles()...)
 	return block, "", nil
 }
 
@@ -164,18 +169,25 @@ func (c *computation) gatewayFiles(p posture) (map[string]string, error) {
 	spec := c.in.XR.Spec.Gateway
 	return envoyconfig.Files(envoyconfig.Params{
 		Namespace: c.n.namespace, MetricsPort: spec.MetricsPort, WakeAgent: wakeEnabled(spec.Template), Listener: p.listener,
+		Upstream: c.etls.upstream,
 	})
 }
 
-// gatewayHash is the config hash of the files and the Secrets mounted for
-// them: a plain gateway's is envoy.yaml's alone, as it always was.
-func gatewayHash(files map[string]string, p posture) string {
+// gatewayHash is the config hash of the files and what is mounted for
+// them: a plain gateway's is envoy.yaml's alone, as it always was. The
+// engine CA bundle's content is in it, so a change of the CAs engines are
+// verified against rolls every pod, and the instance can tell when every
+// pod trusts them.
+func gatewayHash(files map[string]string, p posture, e engineTLS) string {
 	var parts []string
 	for _, k := range envoyconfig.FileKeys(files) {
 		parts = append(parts, files[k])
 	}
 	if p.cert != "" {
 		parts = append(parts, p.cert, p.clientCA, p.crl)
+	}
+	if e.mount {
+		parts = append(parts, "engine-ca", e.bundle, e.crl)
 	}
 	return partsHash(parts...)
 }
@@ -187,7 +199,7 @@ func (c *computation) postureHash(p posture) string {
 	if err != nil {
 		return ""
 	}
-	return gatewayHash(files, p)
+	return gatewayHash(files, p, c.etls)
 }
 
 func (c *computation) renderGateway(files map[string]string, hash string, p posture) error {
@@ -205,11 +217,15 @@ func (c *computation) renderGateway(files map[string]string, hash string, p post
 			ConfigHash:  hash,
 			Files:       envoyconfig.FileKeys(files),
 			Posture:     p,
+			Engine:      c.etls,
 			Template:    spec.Template,
 			WakeAgent:   c.cfg.Images.WakeAgent,
 		}),
 		RNGatewayService: renderGatewayService(c.n),
 		RNGatewayPDB:     renderGatewayPDB(c.n),
+	}
+	if c.etls.mount {
+		objs[c.etls.bundleRN] = renderEngineCABundle(c.n, c.etls)
 	}
 	// A user who names the gateway's service account owns its identity
 	// and its RBAC; the operator's account, Role and binding are left out,

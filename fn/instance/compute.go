@@ -163,18 +163,25 @@ func compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 	if len(gwErrs) > 0 {
 		gwBlock = &blocked{reason: ReasonTemplateRejected, message: podtemplate.Rejected("spec.gateway.template", gwErrs)}
 	}
+	c.etls = c.decideEngineTLS(in.Now)
 	posture := c.gatewayPosture(in.Now)
 	gwBlock, gwHash, err := c.gateway(gwBlock, posture)
 	if err != nil {
 		return Plan{}, err
 	}
 	gwTLS := c.gatewayTLSCondition(posture, gwHash)
+	c.keepEngineCABundles(gwHash)
+	rolledTrust, rolledUpstream := c.rolledEngineTLS(c.etls, gwHash)
+	engineTLSReady := c.engineTLSCondition(c.etls, rolledTrust, rolledUpstream)
 
-	c.status(id, metaBlock, gwBlock, spec.Metadata.Postgres == nil, gwTLS)
+	c.status(id, metaBlock, gwBlock, spec.Metadata.Postgres == nil, gwTLS, engineTLSReady)
 	c.plan.Status.GatewayTLS = in.XR.Status.GatewayTLS
 	if gwHash != "" {
 		c.plan.Status.GatewayTLS = posture.status
 	}
+	c.plan.Status.EngineTLS = c.etls.status
+	c.plan.Status.RolledEngineTrustCAs = rolledTrust
+	c.plan.Status.RolledEngineUpstream = rolledUpstream
 	authReady := c.auth(in.Now)
 	c.plan.Conditions = append(c.plan.Conditions, authReady)
 	if err := c.publish(authReady); err != nil {
@@ -220,6 +227,12 @@ type computation struct {
 	idRefused *blocked
 	// wake are timers a component wants to be called back after.
 	wake []time.Duration
+	// etls is engine TLS as this call decides it: what the gateway
+	// renders of it.
+	etls engineTLS
+	// renderedFiles are the gateway ConfigMap's files this call renders;
+	// nil when it renders none.
+	renderedFiles map[string]string
 }
 
 // add renders a typed object as desired state under rn.

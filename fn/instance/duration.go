@@ -1,7 +1,6 @@
 package instance
 
 import (
-	"encoding/base64"
 	"regexp"
 	"strconv"
 	"strings"
@@ -55,6 +54,3 @@ func parseDuration(s string) (time.Duration, error) {
 	}
 	return time.Duration(sign * total), nil
 }
-
-// decodeBase64 decodes a []byte field as JSON carries it.
-func decodeBase64(s string) ([]byte, error) { return base64.StdEncoding.DecodeString(s) }

@@ -42,6 +42,9 @@ type gatewayParams struct {
 	// Posture is the client listener's TLS: the Secrets to mount, and
 	// whether the rollout stops every old pod first.
 	Posture posture
+	// Engine is engine TLS: the CA bundle and CRL mounted for upstream
+	// TLS.
+	Engine engineTLS
 	// Template is the user's spec.gateway.template, already validated.
 	Template *corev1.PodTemplateSpec
 	// WakeAgent is the wake agent's image; the sidecar runs only while the
@@ -165,6 +168,11 @@ func renderGatewayDeployment(n names, p gatewayParams) *appsv1.Deployment {
 		},
 	}
 	if vols, mounts := tlsVolumes(p.Posture); len(vols) > 0 {
+		primary := &operator.Spec.Containers[0]
+		primary.VolumeMounts = append(primary.VolumeMounts, mounts...)
+		operator.Spec.Volumes = append(operator.Spec.Volumes, vols...)
+	}
+	if vols, mounts := engineTLSVolumes(p.Engine); len(vols) > 0 {
 		primary := &operator.Spec.Containers[0]
 		primary.VolumeMounts = append(primary.VolumeMounts, mounts...)
 		operator.Spec.Volumes = append(operator.Spec.Volumes, vols...)

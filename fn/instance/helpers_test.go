@@ -274,13 +274,18 @@ func (w want) withAuth() []*fnv1.Condition {
 		at := slices.IndexFunc(conds, func(c *fnv1.Condition) bool { return c.GetType() == "GatewayReady" })
 		conds = slices.Insert(slices.Clone(conds), at+1, cond("GatewayTLSReady", true, "Disabled", "TLS on the gateway is disabled: it serves plain HTTP"))
 	}
+	if !slices.ContainsFunc(conds, func(c *fnv1.Condition) bool { return c.GetType() == "EngineTLSReady" }) {
+		if at := slices.IndexFunc(conds, func(c *fnv1.Condition) bool { return c.GetType() == "GatewayTLSReady" }); at >= 0 {
+			conds = slices.Insert(slices.Clone(conds), at+1, cond("EngineTLSReady", true, "Disabled", "engine TLS is not configured"))
+		}
+	}
 	a := w.auth
 	if a == nil {
 		a = cond("AuthReady", true, "Disabled", "authentication is disabled")
 	}
 	at := 0
 	for i, c := range conds {
-		if c.GetType() == "MetadataReady" || c.GetType() == "GatewayReady" || c.GetType() == "GatewayTLSReady" {
+		if c.GetType() == "MetadataReady" || c.GetType() == "GatewayReady" || c.GetType() == "GatewayTLSReady" || c.GetType() == "EngineTLSReady" {
 			at = i + 1
 		}
 	}

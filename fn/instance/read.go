@@ -62,6 +62,10 @@ type Inputs struct {
 	// public keys, the engines' published auth hashes.
 	Auth AuthInputs
 
+	// EngineTLS is what engine TLS reads: the routes engines publish and
+	// the CAs of their certificates.
+	EngineTLS EngineTLSInputs
+
 	// Now is the time of the call; only signing-key rotation reads it.
 	Now time.Time
 }
@@ -117,6 +121,9 @@ func read(c composite.Call, pw PasswordGenerator) (Inputs, error) {
 	}
 
 	if in.Auth, err = readAuth(c.Req, in.XR.Spec.Auth); err != nil {
+		return Inputs{}, err
+	}
+	if in.EngineTLS, err = readEngineTLS(c.Req); err != nil {
 		return Inputs{}, err
 	}
 

@@ -67,6 +67,18 @@ type State struct {
 	// message while it is not True (a True one's message changes at every
 	// rotation step and no engine reads it).
 	AuthReady *composite.Condition `json:"authReady,omitempty"`
+
+	// EngineTLS is spec.tls.engine.certManager while engines are to serve
+	// TLS: engine TLS enabled and its anchor certificate issued by its
+	// issuer (status.engineTLS.reencrypting). nil: engines serve plain
+	// HTTP.
+	EngineTLS *v1alpha1.CertManagerSpec `json:"engineTLS,omitempty"`
+	// RolledEngineTrustCAs and RolledEngineUpstream are the status's:
+	// what every gateway pod is confirmed to trust and how it reaches
+	// engines. They change only when an engine CA or an engine's protocol
+	// does, not at every rollout.
+	RolledEngineTrustCAs []string                       `json:"rolledEngineTrustCAs,omitempty"`
+	RolledEngineUpstream *v1alpha1.EngineUpstreamStatus `json:"rolledEngineUpstream,omitempty"`
 }
 
 // Of is what an instance called instance with spec and next status (the
@@ -93,6 +105,11 @@ func Of(instance string, spec v1alpha1.FireboltInstanceSpec, status v1alpha1.Fir
 		}
 		s.SigningKeyGeneration = st.SigningKeyGeneration
 	}
+	if t := spec.TLS; t != nil && t.Engine != nil && t.Engine.Enabled && t.Engine.CertManager != nil && status.EngineTLS != nil && status.EngineTLS.Reencrypting {
+		s.EngineTLS = t.Engine.CertManager.DeepCopy()
+	}
+	s.RolledEngineTrustCAs = append([]string(nil), status.RolledEngineTrustCAs...)
+	s.RolledEngineUpstream = status.RolledEngineUpstream.DeepCopy()
 	if c := authReady; c != nil {
 		s.AuthReady = &composite.Condition{Type: c.Type, Status: c.Status, Reason: c.Reason}
 		if c.Status != metav1.ConditionTrue {
@@ -108,6 +125,9 @@ func (s State) Spec() v1alpha1.FireboltInstanceSpec {
 	if s.ExternalPostgresSecret != "" {
 		spec.Metadata.Postgres = &v1alpha1.PostgresSpec{CredentialsSecretRef: v1alpha1.SecretReference{Name: s.ExternalPostgresSecret}}
 	}
+	if s.EngineTLS != nil {
+		spec.TLS = &v1alpha1.TLSSpec{Engine: &v1alpha1.TLSListenerSpec{Enabled: true, CertManager: s.EngineTLS.DeepCopy()}}
+	}
 	return spec
 }
 
@@ -117,6 +137,13 @@ func (s State) Status() v1alpha1.FireboltInstanceStatus {
 	if len(s.SigningKeys) > 0 || s.SigningKeyGeneration > 0 {
 		st.Auth = &v1alpha1.AuthStatus{SigningKeys: append([]v1alpha1.SigningKeyStatus(nil), s.SigningKeys...), SigningKeyGeneration: s.SigningKeyGeneration}
 	}
+	if s.EngineTLS != nil {
+		// Engines read only that engine TLS is on; the anchor's Secret
+		// is the instance's.
+		st.EngineTLS = &v1alpha1.EngineTLSStatus{Reencrypting: true}
+	}
+	st.RolledEngineTrustCAs = append([]string(nil), s.RolledEngineTrustCAs...)
+	st.RolledEngineUpstream = s.RolledEngineUpstream.DeepCopy()
 	return st
 }
 

@@ -45,7 +45,11 @@ func socketAddress(host string, port int32) address {
 }
 
 func clusters(p Params) []cluster {
-	cs := []cluster{engineCluster(), adminStatsCluster()}
+	cs := []cluster{engineCluster()}
+	if p.Upstream.UsesTLS() {
+		cs = append(cs, engineTLSCluster(p))
+	}
+	cs = append(cs, adminStatsCluster())
 	if p.WakeAgent {
 		cs = append(cs, wakeAgentCluster())
 	}

@@ -23,7 +23,8 @@ const (
 	maxRetriesPerEngine = 256
 )
 
-// engineCluster reaches engines through their headless Services.
+// dfpCluster reaches engines through their headless Services, plain when
+// tls is nil.
 //
 // Sub-cluster mode, not the plain DNS-cache mode: a DNS cache keeps one host
 // per authority, so a headless Service with N ready pods would collapse onto
@@ -38,10 +39,25 @@ const (
 // (This cluster itself has no hosts to check.) They probe the port queries go
 // to, because DNS-discovered endpoints cannot carry a separate health-check
 // port. A stopping engine turns /health/ready to 503 and leaves the set
-// within one interval, before its endpoints leave DNS.
-func engineCluster() cluster {
+// within one interval, before its endpoints leave DNS. With TLS the
+// sub-clusters inherit the transport socket too, so the checks go over the
+// same TLS as queries.
+func dfpCluster(name string, tls *transportSocket) cluster {
+	// The dynamic forward proxy refuses to start without these (unless
+	// marked insecure); with the deprecated cluster fields Envoy would set
+	// them itself. They only act on TLS.
+	upstreamHTTP := upstreamHTTPProtocolOptions{AutoSni: true, AutoSanValidation: true}
+	insecure := false
+	if tls != nil {
+		// Over TLS they would send the resolved host as SNI and require it
+		// among the certificate's SANs, and the host of an engine in a
+		// switch (<engine>-next) is in no certificate: upstreamTLS matches
+		// the SANs itself. Envoy then needs the options marked insecure.
+		upstreamHTTP = upstreamHTTPProtocolOptions{}
+		insecure = true
+	}
 	return cluster{
-		Name: dfpClusterName,
+		Name: name,
 		// Short, because a black-holed stale pod IP would otherwise hang the
 		// connect for the kernel's timeout before the retry loop moves on.
 		ConnectTimeout:                dur(250 * time.Millisecond),
@@ -53,11 +69,8 @@ func engineCluster() cluster {
 				// One query per connection: every query resolves and
 				// connects afresh, so after the engine Service switches
 				// generation no new query rides an old pod's connection.
-				CommonHTTPProtocolOptions: commonHTTPProtocolOptions{MaxRequestsPerConnection: 1},
-				// The dynamic forward proxy refuses to start without these
-				// (unless marked insecure); with the deprecated cluster
-				// fields Envoy would set them itself. They only act on TLS.
-				UpstreamHTTPProtocolOptions: upstreamHTTPProtocolOptions{AutoSni: true, AutoSanValidation: true},
+				CommonHTTPProtocolOptions:   commonHTTPProtocolOptions{MaxRequestsPerConnection: 1},
+				UpstreamHTTPProtocolOptions: upstreamHTTP,
 			},
 		},
 		CircuitBreakers: &circuitBreakers{Thresholds: []threshold{{
@@ -83,11 +96,19 @@ func engineCluster() cluster {
 				// Sub-clusters balance round robin (the zero value). Forget
 				// engines without traffic for five minutes, so deleted
 				// engines do not accumulate.
-				SubClustersConfig: subClustersConfig{SubClusterTTL: dur(300 * time.Second)},
+				SubClustersConfig:           subClustersConfig{SubClusterTTL: dur(300 * time.Second)},
+				AllowInsecureClusterOptions: insecure,
 			},
 		},
+		TransportSocket: tls,
 	}
 }
+
+// engineCluster reaches engines over plain HTTP.
+func engineCluster() cluster { return dfpCluster(dfpClusterName, nil) }
+
+// engineTLSCluster reaches engines over TLS.
+func engineTLSCluster(p Params) cluster { return dfpCluster(dfpTLSClusterName, upstreamTLS(p)) }
 
 // adminStatsCluster lets the metrics listener reach the loopback admin port.
 func adminStatsCluster() cluster { return loopbackCluster(adminClusterName, AdminPort) }

@@ -2,9 +2,10 @@
 //
 // The configuration is a pure function of the FireboltInstance: engines are
 // found at request time (the Lua filter names the engine Service, the dynamic
-// forward proxy resolves it), so nothing about engines is an input and engine
-// create, delete, scale or rollout can never change the gateway ConfigMap or
-// roll the gateway pods.
+// forward proxy resolves it), so engine create, delete, scale or rollout can
+// never change the gateway ConfigMap or roll the gateway pods. Only an
+// engine's switch between plain and TLS does (Upstream.Routes): during it
+// the gateway reaches that engine by another Service or protocol.
 package envoyconfig
 
 import (
@@ -46,7 +47,9 @@ const (
 )
 
 // Params are the instance-side facts the gateway configuration depends on.
-// There are deliberately no engine-side fields.
+// The one engine-side fact is Upstream.Routes: the engines in the middle
+// of a switch between plain and TLS, each a deliberate rollout of the
+// gateway when it starts and when it ends.
 type Params struct {
 	// Namespace of the instance; engines of this instance live in it.
 	Namespace string
@@ -64,6 +67,10 @@ type Params struct {
 
 	// Listener is the client listener's TLS posture.
 	Listener Listener
+
+	// Upstream is how the gateway reaches engines. Its zero value renders
+	// the configuration as it was before upstream TLS existed.
+	Upstream Upstream
 }
 
 // The wake agent's fixed ports in the gateway pod: /hold on loopback for
@@ -151,11 +158,17 @@ func validate(p Params) field.ErrorList {
 	case l.CRL && !l.ClientCA:
 		errs = append(errs, field.Invalid(lp.Child("crlSecretRef"), "set", "a CRL needs clientCASecretRef"))
 	}
-	return errs
+	return append(errs, validateUpstream(p)...)
 }
 
 // engineAuthoritySuffix is what the Lua filter appends to an engine name:
 // the engine's headless Service and its query port.
 func engineAuthoritySuffix(p Params) string {
 	return fmt.Sprintf("%s.%s.svc.%s:%d", contract.RoutingServiceSuffix, p.Namespace, p.ClusterDomain, contract.EngineQueryPort)
+}
+
+// serviceAuthoritySuffix is what the Lua filter appends to the Service of
+// an engine route: the rest of its host, and the engine query port.
+func serviceAuthoritySuffix(p Params) string {
+	return fmt.Sprintf("%s:%d", serviceDomain(p), contract.EngineQueryPort)
 }

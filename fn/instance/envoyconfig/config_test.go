@@ -379,7 +379,7 @@ func TestConfigScriptIsEmbeddedFile(t *testing.T) {
 		t.Fatalf("Config: %v", err)
 	}
 	want := `local engine_authority_suffix = "-service.analytics.svc.cluster.local:3473"` + "\n" +
-		"local wake_agent_cluster = nil\nlocal wake_hold_timeout_ms = 125000\n" + routeLua
+		"local wake_agent_cluster = nil\nlocal wake_hold_timeout_ms = 125000\n" + routeLua + "\n" + entryLua
 	if diff := cmp.Diff(want, luaScript(t, parse(t, y))); diff != "" {
 		t.Errorf("Lua filter source: -want +got:\n%s", diff)
 	}
@@ -391,8 +391,11 @@ func TestParamsHoldOnlyInstanceFacts(t *testing.T) {
 	// WakeAgent is whether the instance's gateway runs the agent: a fact of
 	// the instance (its gateway's service account), never of an engine.
 	// Listener is the instance's TLS posture: a fact of its spec and
-	// status.
-	want := []string{"Namespace", "ClusterDomain", "MetricsPort", "WakeAgent", "Listener"}
+	// status. Upstream is how the instance reaches engines: its routes name
+	// engines, but only those switching between plain and TLS, each switch
+	// a deliberate gateway rollout; an engine's lifecycle otherwise never
+	// shows in it.
+	want := []string{"Namespace", "ClusterDomain", "MetricsPort", "WakeAgent", "Listener", "Upstream"}
 	fields := reflect.VisibleFields(reflect.TypeFor[Params]())
 	got := make([]string, 0, len(fields))
 	for _, f := range fields {
@@ -416,6 +419,7 @@ func genParams() *rapid.Generator[Params] {
 				return p
 			}).Draw(t, "metricsPort"),
 			WakeAgent: rapid.Bool().Draw(t, "wakeAgent"),
+			Upstream:  genUpstream().Draw(t, "upstream"),
 		}
 	})
 }
@@ -442,7 +446,7 @@ func TestConfigIsPureFunctionOfInstance(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Config(%+v): %v", q, err)
 		}
-		if same := withDefaults(p) == withDefaults(q); same != bytes.Equal(a1, b) {
+		if same := cmp.Equal(meaningOf(p), meaningOf(q)); same != bytes.Equal(a1, b) {
 			t.Fatalf("instances equal=%v but configs equal=%v\np=%+v\nq=%+v", same, !same, p, q)
 		}
 	})

@@ -22,6 +22,18 @@ var goldenParams = map[string]Params{
 	"tls":                   {Namespace: "analytics", Listener: Listener{TLS: true}},
 	"mutual-tls-crl":        {Namespace: "analytics", WakeAgent: true, Listener: Listener{TLS: true, ClientCA: true, CRL: true}},
 	"closed":                {Namespace: "analytics", WakeAgent: true, Listener: Listener{Closed: true}},
+
+	// Upstream TLS: engines over TLS by default; plain by default with one
+	// engine switching to TLS through its next Service; TLS with a CRL,
+	// behind mutual TLS, one engine switching back to plain and another
+	// reached over plain HTTP at its own Service.
+	"upstream-tls":             {Namespace: "analytics", Upstream: Upstream{TLS: true}},
+	"upstream-plain-tls-route": {Namespace: "analytics", Upstream: Upstream{Routes: []EngineRoute{{Engine: "sales", Service: "sales-next", TLS: true}}}},
+	"upstream-tls-crl": {Namespace: "analytics", WakeAgent: true, Listener: Listener{TLS: true, ClientCA: true, CRL: true},
+		Upstream: Upstream{TLS: true, CRL: true, Routes: []EngineRoute{
+			{Engine: "finance", Service: "finance-service"},
+			{Engine: "sales", Service: "sales-next"},
+		}}},
 }
 
 func TestConfigGolden(t *testing.T) {

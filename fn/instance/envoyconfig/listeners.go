@@ -55,7 +55,7 @@ func clientListener(p Params) listener {
 			}},
 			routerFilter(),
 		},
-		RouteConfig: engineRoutes(),
+		RouteConfig: engineRoutes(p.Upstream),
 	}
 	return listener{
 		Name:                          clientListenerName,
@@ -65,23 +65,41 @@ func clientListener(p Params) listener {
 	}
 }
 
-// engineRoutes sends everything to the dynamic forward proxy.
-func engineRoutes() routeConfiguration {
+// engineRoutes sends everything to the dynamic forward proxy: to its one
+// plain cluster, or, when engines are reached by more than one cluster or
+// Service, to the cluster the Lua filter names in upstreamClusterHeader.
+//
+// The Lua filter modifies the request's headers, which (its
+// clear_route_cache default) clears the route Envoy picked before it ran,
+// so the route is picked again with the header the filter set. Should the filter ever let a request through
+// unstamped, the route still matches only an engine cluster's name, so no
+// header can send a request to the admin interface or the wake agent. The
+// header is internal: engines never see it.
+func engineRoutes(u Upstream) routeConfiguration {
+	r := route{
+		Match: routeMatch{Prefix: "/"},
+		Route: routeAction{
+			Cluster: dfpClusterName,
+			// No route timeout: queries run as long as the client's own
+			// deadline allows.
+			Timeout:     durPtr(0),
+			RetryPolicy: newRetryPolicy(),
+		},
+	}
+	if u.routed() {
+		r.Match.Headers = []headerMatcher{{
+			Name:        upstreamClusterHeader,
+			StringMatch: &stringMatcher{SafeRegex: &regexMatcher{Regex: u.engineClusterPattern()}},
+		}}
+		r.Route.Cluster, r.Route.ClusterHeader = "", upstreamClusterHeader
+		r.RequestHeadersToRemove = []string{upstreamClusterHeader}
+	}
 	return routeConfiguration{
 		Name: "local_route",
 		VirtualHosts: []virtualHost{{
 			Name:    "default",
 			Domains: []string{"*"},
-			Routes: []route{{
-				Match: routeMatch{Prefix: "/"},
-				Route: routeAction{
-					Cluster: dfpClusterName,
-					// No route timeout: queries run as long as the client's
-					// own deadline allows.
-					Timeout:     durPtr(0),
-					RetryPolicy: newRetryPolicy(),
-				},
-			}},
+			Routes:  []route{r},
 		}},
 	}
 }

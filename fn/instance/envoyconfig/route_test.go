@@ -232,14 +232,20 @@ const (
 	reasonBadEncoding = "invalid engine query parameter encoding"
 )
 
-func TestRouteScript(t *testing.T) {
+// routeCase is a request and what the script must make of it.
+type routeCase struct {
+	in   []header
+	want outcome
+}
+
+// selectionCases are the engine selector's cases, for a script pinning
+// engines to <engine>-service: every engine they forward to has no route
+// of its own.
+func selectionCases() map[string]routeCase {
 	longest := strings.Repeat("a", 63)
 	tooLong := strings.Repeat("a", 64)
 
-	cases := map[string]struct {
-		in   []header
-		want outcome
-	}{
+	return map[string]routeCase{
 		// Header routing.
 		"HeaderSelectsEngine": {
 			in:   request("/?output_format=JSON", engineHeader("sales")),
@@ -445,10 +451,18 @@ func TestRouteScript(t *testing.T) {
 			want: rejected(request("/healthz"), reasonMissing),
 		},
 	}
+}
 
-	// One Lua state for every request, as in an Envoy worker: a request must
-	// not leave anything behind that changes the next one.
-	envoy := newEnvoy(t, renderedScript(t, Params{Namespace: "analytics"}))
+func TestRouteScript(t *testing.T) {
+	runRouteCases(t, Params{Namespace: "analytics"}, selectionCases())
+}
+
+// runRouteCases runs cases through the script rendered for p, in sorted
+// order through one Lua state, as in an Envoy worker: a request must not
+// leave anything behind that changes the next one.
+func runRouteCases(t *testing.T, p Params, cases map[string]routeCase) {
+	t.Helper()
+	envoy := newEnvoy(t, renderedScript(t, p))
 	names := make([]string, 0, len(cases))
 	for name := range cases {
 		names = append(names, name)
@@ -476,21 +490,28 @@ func TestRouteScriptDefinesOnlyEntryPoint(t *testing.T) {
 	before := map[string]bool{}
 	L.G.Global.ForEach(func(k, _ lua.LValue) { before[k.String()] = true })
 
-	envoy := newEnvoy(t, renderedScript(t, Params{Namespace: "analytics"}))
-	for _, in := range [][]header{request("/?engine=sales"), request("/"), request("/?engine=%")} {
-		if _, err := envoy.request(in); err != nil {
-			t.Fatalf("envoy_on_request: %v", err)
-		}
-	}
-	var added []string
-	envoy.L.G.Global.ForEach(func(k, _ lua.LValue) {
-		if !before[k.String()] {
-			added = append(added, k.String())
-		}
-	})
-	sort.Strings(added)
-	if diff := cmp.Diff([]string{"envoy_on_request"}, added); diff != "" {
-		t.Errorf("globals the script defines: -want +got:\n%s", diff)
+	for name, p := range map[string]Params{
+		"OneCluster": {Namespace: "analytics"},
+		"Upstream":   {Namespace: "analytics", Upstream: upstreamForScript},
+	} {
+		t.Run(name, func(t *testing.T) {
+			envoy := newEnvoy(t, renderedScript(t, p))
+			for _, in := range [][]header{request("/?engine=sales"), request("/?engine=ops"), request("/"), request("/?engine=%")} {
+				if _, err := envoy.request(in); err != nil {
+					t.Fatalf("envoy_on_request: %v", err)
+				}
+			}
+			var added []string
+			envoy.L.G.Global.ForEach(func(k, _ lua.LValue) {
+				if !before[k.String()] {
+					added = append(added, k.String())
+				}
+			})
+			sort.Strings(added)
+			if diff := cmp.Diff([]string{"envoy_on_request"}, added); diff != "" {
+				t.Errorf("globals the script defines: -want +got:\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -180,19 +180,26 @@ func TestFilesArePureFunctionOfInstanceAndPosture(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if same := meaningOf(p) == meaningOf(q); same != cmp.Equal(a, b) {
+		if same := cmp.Equal(meaningOf(p), meaningOf(q)); same != cmp.Equal(a, b) {
 			t.Fatalf("inputs equal=%v but files equal=%v\np=%+v\nq=%+v", same, !same, p, q)
 		}
 	})
 }
 
 // meaningOf is what Files may depend on: the inputs with their defaults,
-// less the namespace and cluster domain when the listener is closed (only
-// the client listener's routing names them).
+// the routes that differ from the default (the others are dropped), and
+// when the listener is closed, only what the clusters show: whether any
+// engine is reached over TLS, with a CRL or not, and then the namespace
+// and cluster domain its certificates are matched against.
 func meaningOf(p Params) Params {
 	p = withDefaults(p)
+	p.Upstream.Routes = p.Upstream.effectiveRoutes()
 	if p.Listener.Closed {
-		p.Namespace, p.ClusterDomain = "", ""
+		tls := p.Upstream.UsesTLS()
+		p.Upstream = Upstream{TLS: tls, CRL: p.Upstream.CRL}
+		if !tls {
+			p.Namespace, p.ClusterDomain = "", ""
+		}
 	}
 	return p
 }

@@ -111,8 +111,16 @@ type headerMatcher struct {
 	PresentMatch bool           `json:"present_match,omitempty"`
 }
 
+// stringMatcher sets exactly one of Exact, Suffix and SafeRegex.
 type stringMatcher struct {
-	Exact string `json:"exact"`
+	Exact     string        `json:"exact,omitempty"`
+	Suffix    string        `json:"suffix,omitempty"`
+	SafeRegex *regexMatcher `json:"safe_regex,omitempty"`
+}
+
+// regexMatcher is an RE2 regular expression (Envoy's only engine).
+type regexMatcher struct {
+	Regex string `json:"regex"`
 }
 
 // envoy.extensions.filters.http.lua.v3.Lua
@@ -145,20 +153,25 @@ type virtualHost struct {
 }
 
 type route struct {
-	Match routeMatch  `json:"match"`
-	Route routeAction `json:"route"`
+	Match                  routeMatch  `json:"match"`
+	Route                  routeAction `json:"route"`
+	RequestHeadersToRemove []string    `json:"request_headers_to_remove,omitempty"`
 }
 
-// routeMatch sets exactly one of Prefix and Path.
+// routeMatch sets exactly one of Prefix and Path; Headers must all match
+// as well.
 type routeMatch struct {
-	Prefix string `json:"prefix,omitempty"`
-	Path   string `json:"path,omitempty"`
+	Prefix  string          `json:"prefix,omitempty"`
+	Path    string          `json:"path,omitempty"`
+	Headers []headerMatcher `json:"headers,omitempty"`
 }
 
+// routeAction sets exactly one of Cluster and ClusterHeader.
 type routeAction struct {
-	Cluster     string       `json:"cluster"`
-	Timeout     *duration    `json:"timeout,omitempty"`
-	RetryPolicy *retryPolicy `json:"retry_policy,omitempty"`
+	Cluster       string       `json:"cluster,omitempty"`
+	ClusterHeader string       `json:"cluster_header,omitempty"`
+	Timeout       *duration    `json:"timeout,omitempty"`
+	RetryPolicy   *retryPolicy `json:"retry_policy,omitempty"`
 }
 
 type retryPolicy struct {
@@ -194,6 +207,7 @@ type cluster struct {
 	CircuitBreakers               *circuitBreakers       `json:"circuit_breakers,omitempty"`
 	HealthChecks                  []healthCheck          `json:"health_checks,omitempty"`
 	LoadAssignment                *clusterLoadAssignment `json:"load_assignment,omitempty"`
+	TransportSocket               *transportSocket       `json:"transport_socket,omitempty"`
 }
 
 type customClusterType struct {
@@ -204,7 +218,8 @@ type customClusterType struct {
 // envoy.extensions.clusters.dynamic_forward_proxy.v3.ClusterConfig
 type dfpClusterConfig struct {
 	typeURL
-	SubClustersConfig subClustersConfig `json:"sub_clusters_config"`
+	SubClustersConfig           subClustersConfig `json:"sub_clusters_config"`
+	AllowInsecureClusterOptions bool              `json:"allow_insecure_cluster_options,omitempty"`
 }
 
 // subClustersConfig leaves lb_policy at its zero value, ROUND_ROBIN, which
@@ -325,9 +340,11 @@ func u32(v uint32) *uint32 { return &v }
 
 // TLS (envoy.extensions.transport_sockets.tls.v3, envoy.config.core.v3).
 
+// transportSocket's TypedConfig is a downstreamTLSContext or an
+// upstreamTLSContext.
 type transportSocket struct {
-	Name        string               `json:"name"`
-	TypedConfig downstreamTLSContext `json:"typed_config"`
+	Name        string `json:"name"`
+	TypedConfig any    `json:"typed_config"`
 }
 
 // envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext;
@@ -338,14 +355,25 @@ type downstreamTLSContext struct {
 	RequireClientCertificate bool             `json:"require_client_certificate,omitempty"`
 }
 
+// envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
+type upstreamTLSContext struct {
+	typeURL
+	CommonTLSContext commonTLSContext `json:"common_tls_context"`
+}
+
+// commonTLSContext sets at most one of ValidationContextSDSSecretConfig
+// and ValidationContext.
 type commonTLSContext struct {
-	TLSParams                        tlsParams         `json:"tls_params"`
-	TLSCertificateSDSSecretConfigs   []sdsSecretConfig `json:"tls_certificate_sds_secret_configs"`
-	ValidationContextSDSSecretConfig *sdsSecretConfig  `json:"validation_context_sds_secret_config,omitempty"`
+	TLSParams                        tlsParams          `json:"tls_params"`
+	TLSCertificateSDSSecretConfigs   []sdsSecretConfig  `json:"tls_certificate_sds_secret_configs,omitempty"`
+	ValidationContextSDSSecretConfig *sdsSecretConfig   `json:"validation_context_sds_secret_config,omitempty"`
+	ValidationContext                *validationContext `json:"validation_context,omitempty"`
 }
 
 type tlsParams struct {
-	TLSMinimumProtocolVersion string `json:"tls_minimum_protocol_version"`
+	TLSMinimumProtocolVersion string   `json:"tls_minimum_protocol_version"`
+	TLSMaximumProtocolVersion string   `json:"tls_maximum_protocol_version,omitempty"`
+	ECDHCurves                []string `json:"ecdh_curves,omitempty"`
 }
 
 type sdsSecretConfig struct {
@@ -388,14 +416,22 @@ type tlsCertificate struct {
 	WatchedDirectory *watchedDirectory `json:"watched_directory,omitempty"`
 }
 
-// validationContext is a CertificateValidationContext: the CA client
-// certificates must chain to and, optionally, the CRL they are checked
-// against. No SAN is matched: any certificate of the CA is a client, as
-// the original's.
+// validationContext is a CertificateValidationContext: the CA a peer's
+// certificate must chain to and, optionally, the CRL it is checked
+// against. Client certificates match no SAN: any certificate of the CA is
+// a client, as the original's. Engine certificates must match one of
+// MatchTypedSubjectAltNames.
 type validationContext struct {
-	TrustedCA        fileSource        `json:"trusted_ca"`
-	CRL              *fileSource       `json:"crl,omitempty"`
-	WatchedDirectory *watchedDirectory `json:"watched_directory,omitempty"`
+	TrustedCA                 fileSource              `json:"trusted_ca"`
+	CRL                       *fileSource             `json:"crl,omitempty"`
+	WatchedDirectory          *watchedDirectory       `json:"watched_directory,omitempty"`
+	MatchTypedSubjectAltNames []subjectAltNameMatcher `json:"match_typed_subject_alt_names,omitempty"`
+}
+
+// subjectAltNameMatcher matches one SAN of type SanType ("DNS").
+type subjectAltNameMatcher struct {
+	SanType string        `json:"san_type"`
+	Matcher stringMatcher `json:"matcher"`
 }
 
 // fileSource is a DataSource read from a file.

@@ -203,10 +203,10 @@ its Certificate and SelfSigned/CA issuer controllers (no webhook: nothing
 validates cert-manager objects on admission); the ClusterIssuer "%[9]s", a
 CA, is Ready. The example instance, engine class and engine from
 examples/claims/ are in namespace firebolt; the engine "demo" is Ready. So
-is examples/auth/: instance "firebolt" with authentication and gateway TLS
-on (the original operator's auth-and-TLS example without engine TLS), its
-signing key and gateway certificate issued by cert-manager (AuthReady and
-GatewayTLSReady True).
+is examples/auth/: instance "firebolt" with authentication, gateway TLS
+and engine TLS on (the original operator's auth-and-TLS example), its
+signing key, gateway certificate and engine TLS anchor issued by
+cert-manager (AuthReady, GatewayTLSReady and EngineTLSReady True).
 
 Use it from this shell (any kubectl works; this one is v1.34.4):
 

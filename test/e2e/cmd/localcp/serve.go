@@ -182,26 +182,28 @@ func applyExamples(ctx context.Context, c *harness.Cluster) error {
 }
 
 // applyAuthExample applies examples/auth (the original operator's
-// auth-and-TLS example without engine TLS, with its admin Secret) in the
-// example namespace and waits until the stack's cert-manager has issued
-// the instance's signing key and its gateway certificate: AuthReady and
-// GatewayTLSReady True.
+// auth-and-TLS example, with its admin Secret) in the example namespace
+// and waits until the stack's cert-manager has issued the instance's
+// signing key, its gateway certificate and its engine TLS anchor:
+// AuthReady, GatewayTLSReady and EngineTLSReady True.
 func applyAuthExample(ctx context.Context, c *harness.Cluster) error {
 	if out, err := c.Kubectl(ctx, "apply", "-n", exampleNamespace, "-f", filepath.Join(c.Tools.Root, "examples", "auth")); err != nil {
 		return fmt.Errorf("%w: %s", err, out)
 	}
-	fmt.Print("applied examples/auth in namespace firebolt; waiting for instance firebolt's AuthReady and GatewayTLSReady...\n")
+	fmt.Print("applied examples/auth in namespace firebolt; waiting for instance firebolt's AuthReady, GatewayTLSReady and EngineTLSReady...\n")
 	ri, err := c.Resource(harness.InstanceGVK, exampleNamespace)
 	if err != nil {
 		return err
 	}
-	return harness.Wait(ctx, 5*time.Minute, "instance firebolt AuthReady=True and GatewayTLSReady=True", func(ctx context.Context) (bool, string, error) {
+	return harness.Wait(ctx, 5*time.Minute, "instance firebolt AuthReady=True, GatewayTLSReady=True and EngineTLSReady=True", func(ctx context.Context) (bool, string, error) {
 		u, err := ri.Get(ctx, authInstance, metav1.GetOptions{})
 		if err != nil {
 			return false, harness.SeenErr(err), nil
 		}
-		a, g := harness.Condition(u, "AuthReady"), harness.Condition(u, "GatewayTLSReady")
-		return a.Status == "True" && g.Status == "True", "AuthReady=" + a.String() + " GatewayTLSReady=" + g.String(), nil
+		a, g, e := harness.Condition(u, "AuthReady"), harness.Condition(u, "GatewayTLSReady"), harness.Condition(u, "EngineTLSReady")
+		const isTrue = string(metav1.ConditionTrue)
+		return a.Status == isTrue && g.Status == isTrue && e.Status == isTrue,
+			"AuthReady=" + a.String() + " GatewayTLSReady=" + g.String() + " EngineTLSReady=" + e.String(), nil
 	})
 }
 

@@ -1,4 +1,4 @@
-package instance
+package certmanager
 
 import (
 	"crypto/ecdsa"
@@ -56,8 +56,8 @@ func TestPublicKeyFingerprintHostile(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			cr := map[string]any{"spec": map[string]any{"request": tc.request}, "status": map[string]any{"certificate": tc.certificate}}
-			if got := publicKeyFingerprint(cr); got != tc.want {
-				t.Errorf("publicKeyFingerprint() = %q, want %q", got, tc.want)
+			if got := PublicKeyFingerprint(cr); got != tc.want {
+				t.Errorf("PublicKeyFingerprint() = %q, want %q", got, tc.want)
 			}
 		})
 	}
