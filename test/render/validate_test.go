@@ -99,9 +99,9 @@ func TestValidateRejectsBrokenExamples(t *testing.T) {
 			file: "forbidden-template-path.yaml",
 			want: []string{"terminationGracePeriodSeconds"},
 		},
-		"NotImplementedFeature": {
-			file: "tls-enabled.yaml",
-			want: []string{"spec.tls.engine", "engine TLS is not implemented"},
+		"EngineTLSWithoutIssuer": {
+			file: "engine-tls-without-issuer.yaml",
+			want: []string{"spec.tls.engine.certManager", "required when enabled is true"},
 		},
 		"AuthWithoutLocal": {
 			file: "auth-without-local.yaml",
