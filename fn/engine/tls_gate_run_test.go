@@ -679,11 +679,13 @@ func TestTLSHostileRolledRoute(t *testing.T) {
 		asked := observedRoute(base)
 		for name, rs := range routes {
 			for _, def := range []bool{false, true} {
+				// The route the engine asked for is the one the switch
+				// waits for: TestTLSGateProtocolSwitch covers it.
+				if r := rs[0]; r.Engine == simEngine && r.Service == contract.NextService(simEngine) &&
+					(contract.GatewayRoute{Service: r.Service, TLS: r.TLS}).String() == asked {
+					continue
+				}
 				t.Run(fmt.Sprintf("%s/%s/tls=%v", state, name, def), func(t *testing.T) {
-					if r := rs[0]; r.Engine == simEngine && r.Service == contract.NextService(simEngine) &&
-						(contract.GatewayRoute{Service: r.Service, TLS: r.TLS}).String() == asked {
-						t.Skip("the route the engine asked for, which the switch waits for: TestTLSGateProtocolSwitch")
-					}
 					req := proto.Clone(base).(*fnv1.RunFunctionRequest)
 					withRolledUpstream(t, req, &v1alpha1.EngineUpstreamStatus{TLS: def, Routes: rs})
 					got := viewOf(runEngine(t, req))
