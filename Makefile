@@ -27,7 +27,8 @@ export GOFLAGS := -trimpath $(GOFLAGS)
 setup:
 	hack/setup.sh
 
-## generate: regenerate deepcopy, XRDs, the input CRD and every registry-dependent file
+## generate: regenerate deepcopy, XRDs, the input CRD, the generated docs (docs/api-reference.md,
+## docs/troubleshooting.md) and every registry-dependent file
 generate:
 	hack/generate.sh
 	go run ./hack/pkgstage -registry $(REGISTRY) -version $(VERSION) -root .
