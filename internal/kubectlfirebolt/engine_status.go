@@ -154,7 +154,7 @@ type engineStatusCmd struct {
 
 // Run prints the engine's report.
 func (cmd engineStatusCmd) Run(e *Env) error {
-	c, err := e.begin("engine status", outTable, outWide, outJSON, outYAML)
+	c, err := e.begin("engine status", outTable, outJSON, outYAML)
 	if err != nil {
 		return err
 	}
@@ -320,12 +320,12 @@ func drainReport(e *Env, c Clients, eng engineClaim) *DrainReport {
 	ready, _ := st.Conditions.get(typeEngineReady)
 	switch {
 	case st.Phase == v1alpha1.EnginePhaseCleaning:
-		d.Verdict, d.Message = "drained", fmt.Sprintf("generation %d is being deleted", d.Generation)
+		d.Verdict, d.Message = "drained", "being deleted"
 	case ready.Reason == reasonDrainCheckFails:
 		d.Verdict, d.Message = "failing", ready.Message
 	default:
 		d.Verdict = "waiting"
-		d.Message = fmt.Sprintf("generation %d is kept until none of its pods serves a query (firebolt_running_queries + firebolt_suspended_queries = 0)", d.Generation)
+		d.Message = "kept until none of its pods serves a query (firebolt_running_queries + firebolt_suspended_queries = 0 on every pod)"
 	}
 	if st.Phase == v1alpha1.EnginePhaseDraining && c.Scraper != nil {
 		sel := labels.SelectorFromSet(labels.Set{contract.LabelEngine: eng.Metadata.Name, labelGeneration: strconv.Itoa(d.Generation)})
@@ -366,7 +366,11 @@ func (r EngineReport) write(w io.Writer) error {
 	kv("Class", "%s", orDash(r.Class))
 	kv("Phase", "%s", orDash(r.Phase))
 	inEffect := "in effect"
-	if r.ObservedGeneration != r.SpecGeneration {
+	switch r.ObservedGeneration {
+	case r.SpecGeneration:
+	case 0:
+		inEffect = "not in effect yet"
+	default:
 		inEffect = fmt.Sprintf("not in effect yet (generation %d is)", r.ObservedGeneration)
 	}
 	kv("Spec", "generation %d, %s", r.SpecGeneration, inEffect)
@@ -376,7 +380,10 @@ func (r EngineReport) write(w io.Writer) error {
 	}
 	kv("Replicas", "%s", replicas)
 	gens := fmt.Sprintf("current %d, active %d", r.CurrentGeneration, r.ActiveGeneration)
-	if r.ActiveGeneration < 0 {
+	switch {
+	case r.Phase == "":
+		gens = "none yet"
+	case r.ActiveGeneration < 0:
 		gens = fmt.Sprintf("current %d, none active yet", r.CurrentGeneration)
 	}
 	if r.DrainingGeneration != nil {
@@ -423,14 +430,12 @@ func (r EngineReport) write(w io.Writer) error {
 	var next []string
 	for _, c := range r.Conditions {
 		crow = append(crow, []string{c.Type, c.Status, orDash(c.Reason), c.Message})
-		if c.Status == string(metav1.ConditionTrue) {
-			continue
-		}
 		switch {
+		case c.Status == string(metav1.ConditionTrue) || c.Type == typeReady:
 		case c.Action != "":
-			next = append(next, fmt.Sprintf("  %s %s: %s", c.Type, c.Reason, c.Action))
+			next = append(next, fmt.Sprintf("  %s %s: %s", c.Type, orDash(c.Reason), c.Action))
 		default:
-			next = append(next, fmt.Sprintf("  %s %s: no advice in the catalogue; see docs/troubleshooting.md", c.Type, orDash(c.Reason)))
+			next = append(next, fmt.Sprintf("  %s %s: not in the catalogue; see docs/troubleshooting.md", c.Type, orDash(c.Reason)))
 		}
 	}
 	if err := section(w, "Conditions", []string{"TYPE", "STATUS", "REASON", "MESSAGE"}, crow); err != nil {

@@ -27,15 +27,28 @@ func writeTable(w io.Writer, header []string, rows [][]string) error {
 	return writeTableIndent(w, "", header, rows)
 }
 
-// writeTableIndent is writeTable with every line indented.
+// writeTableIndent is writeTable with every line indented. An empty last
+// cell leaves no padding behind.
 func writeTableIndent(w io.Writer, indent string, header []string, rows [][]string) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 8, 3, ' ', 0)
 	for _, r := range append([][]string{header}, rows...) {
 		if _, err := fmt.Fprintln(tw, indent+strings.Join(r, "\t")); err != nil {
 			return err
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(b.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \n")
+		if strings.HasSuffix(l, "\n") {
+			lines[i] += "\n"
+		}
+	}
+	_, err := io.WriteString(w, strings.Join(lines, ""))
+	return err
 }
 
 // writeJSON prints v indented, as kubectl -o json does.
