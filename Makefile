@@ -67,7 +67,8 @@ perf:
 	go run ./test/perf/cmd/perf $(PERF_FLAGS)
 	go test ./fn/engine -run '^$$' -bench 'BenchmarkRunFunctionStable' -benchmem -count 1
 
-## xpkg: build the Function and Configuration packages into $(OUT) (reproducible)
+## xpkg: build the Function and Configuration packages, and the kubectl plugin's archives and krew manifest
+## (PLUGIN_URL: where the archives are published), into $(OUT) (reproducible)
 xpkg:
 	REGISTRY=$(REGISTRY) VERSION=$(VERSION) hack/xpkg.sh $(OUT)
 

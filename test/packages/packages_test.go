@@ -1,6 +1,8 @@
-// Package packages builds the Function and Configuration packages the way
-// `make xpkg` does, proves the build is reproducible, pushes both to a
-// loopback OCI registry with `crossplane xpkg push`, and reads them back.
+// Package packages builds the Function and Configuration packages and the
+// kubectl plugin's archives the way `make xpkg` does, proves the build is
+// reproducible, pushes both packages to a loopback OCI registry with
+// `crossplane xpkg push` and reads them back, and checks the plugin's krew
+// manifest against its archives.
 package packages
 
 import (
@@ -16,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -34,6 +37,9 @@ import (
 
 const version = "v0.1.0"
 
+// sumLines are sha256sum's lines in a build's output.
+var sumLines = regexp.MustCompile(`(?m)^[0-9a-f]{64}  \S+$`)
+
 func TestPackagesAreReproducibleAndPush(t *testing.T) {
 	root := xptools.Root()
 	crossplane := xptools.Crossplane(t)
@@ -41,23 +47,43 @@ func TestPackagesAreReproducibleAndPush(t *testing.T) {
 	t.Cleanup(srv.Close)
 	reg := strings.TrimPrefix(srv.URL, "http://") + "/firebolt-db"
 
-	build := func(out string) {
+	build := func(out string) string {
 		cmd := exec.CommandContext(t.Context(), filepath.Join(root, "hack", "xpkg.sh"), out)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "REGISTRY="+reg, "VERSION="+version, "CROSSPLANE="+crossplane)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("hack/xpkg.sh: %v\n%s", err, b)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("hack/xpkg.sh: %v\n%s%s", err, stdout.Bytes(), stderr.Bytes())
 		}
+		return stdout.String()
 	}
 	a, b := t.TempDir(), t.TempDir()
-	build(a)
+	summary := build(a)
 	build(b)
+
+	// Every file the build writes is reproducible, and the summary gives
+	// each one's checksum.
+	built := make([]string, 0, 3+len(pluginPlatforms))
+	built = append(built, "function-firebolt-"+version+".xpkg", "configuration-firebolt-"+version+".xpkg")
+	for _, p := range pluginPlatforms {
+		built = append(built, p.archive())
+	}
+	built = append(built, "firebolt.yaml")
+	sums := make([]string, 0, len(built))
+	for _, file := range built {
+		da, db := digest(t, filepath.Join(a, file)), digest(t, filepath.Join(b, file))
+		if da != db {
+			t.Errorf("%s is not reproducible: %s != %s", file, da, db)
+		}
+		sums = append(sums, da+"  "+file)
+	}
+	if diff := cmp.Diff(sums, sumLines.FindAllString(summary, -1)); diff != "" {
+		t.Errorf("hack/xpkg.sh's sha256sum summary (-want +got):\n%s", diff)
+	}
 
 	for _, pkg := range []string{"function-firebolt", "configuration-firebolt"} {
 		file := pkg + "-" + version + ".xpkg"
-		if da, db := digest(t, filepath.Join(a, file)), digest(t, filepath.Join(b, file)); da != db {
-			t.Errorf("%s is not reproducible: %s != %s", file, da, db)
-		}
 		ref := reg + "/" + pkg + ":" + version
 		if out, err := exec.CommandContext(t.Context(), crossplane, "xpkg", "push", "-f", filepath.Join(a, file), ref).CombinedOutput(); err != nil {
 			t.Fatalf("crossplane xpkg push %s: %v\n%s", ref, err, out)
@@ -132,6 +158,8 @@ func TestPackagesAreReproducibleAndPush(t *testing.T) {
 			t.Errorf("%d Compositions reference firebolt-db-function-firebolt, want %d", n, want)
 		}
 	})
+
+	t.Run("Plugin", func(t *testing.T) { checkPlugin(t, root, a) })
 }
 
 // pinnedToolchain is go.mod's toolchain line; the packages must not build
