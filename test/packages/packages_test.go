@@ -206,6 +206,7 @@ func pull(t *testing.T, ref string) v1.Image {
 type file struct {
 	mode int64
 	uid  int
+	gid  int
 	body string
 }
 
@@ -222,27 +223,34 @@ func flatten(t *testing.T, img v1.Image) map[string]file {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr := tar.NewReader(rc)
-		for {
-			h, err := tr.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if h.Typeflag != tar.TypeReg {
-				continue
-			}
-			b, err := io.ReadAll(tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files[strings.TrimPrefix(h.Name, "/")] = file{mode: h.Mode, uid: h.Uid, body: string(b)}
-		}
+		readTar(t, rc, files)
 		_ = rc.Close()
 	}
 	return files
+}
+
+// readTar adds every regular file of a tar stream to files, by its path
+// without a leading slash.
+func readTar(t *testing.T, r io.Reader, files map[string]file) {
+	t.Helper()
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[strings.TrimPrefix(h.Name, "/")] = file{mode: h.Mode, uid: h.Uid, gid: h.Gid, body: string(b)}
+	}
 }
 
 // docKinds lists Kind/name of each YAML document, sorted.
