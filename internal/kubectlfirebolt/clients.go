@@ -8,7 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
+	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -39,8 +40,8 @@ type Flags struct {
 type Clients struct {
 	// Dynamic reads and writes the claims.
 	Dynamic dynamic.Interface
-	// Core reads Services and Pods.
-	Core kubernetes.Interface
+	// Core reads Services, Pods and StatefulSets.
+	Core Core
 	// Namespace is the namespace the commands work in: -n, else the
 	// context's namespace, else default.
 	Namespace string
@@ -59,6 +60,24 @@ func (c Clients) now() time.Time {
 	}
 	return c.Now()
 }
+
+// Core is the typed API groups the commands use. kubernetes.Interface (and
+// its fake) satisfies it; the binary builds only these two groups, not
+// every group of k8s.io/api, which a cross-compile for each krew platform
+// would otherwise compile again.
+type Core interface {
+	CoreV1() corev1client.CoreV1Interface
+	AppsV1() appsv1client.AppsV1Interface
+}
+
+// typedClients is the real Core.
+type typedClients struct {
+	core corev1client.CoreV1Interface
+	apps appsv1client.AppsV1Interface
+}
+
+func (t typedClients) CoreV1() corev1client.CoreV1Interface { return t.core }
+func (t typedClients) AppsV1() appsv1client.AppsV1Interface { return t.apps }
 
 // Scraper reads firebolt_running_queries and firebolt_suspended_queries
 // from the pods selector names, as the function's drain check does.
@@ -97,10 +116,15 @@ func NewClients(f Flags) (Clients, error) {
 	if err != nil {
 		return Clients{}, errors.Wrap(err, "cannot create a dynamic client")
 	}
-	core, err := kubernetes.NewForConfig(cfg)
+	cv1, err := corev1client.NewForConfig(cfg)
 	if err != nil {
-		return Clients{}, errors.Wrap(err, "cannot create a Kubernetes client")
+		return Clients{}, errors.Wrap(err, "cannot create a core/v1 client")
 	}
+	av1, err := appsv1client.NewForConfig(cfg)
+	if err != nil {
+		return Clients{}, errors.Wrap(err, "cannot create an apps/v1 client")
+	}
+	core := typedClients{core: cv1, apps: av1}
 	return Clients{
 		Dynamic:   dyn,
 		Core:      core,

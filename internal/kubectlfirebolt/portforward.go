@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
@@ -55,7 +54,7 @@ type target struct {
 // kubectl port-forward svc/… does: a ready, running pod the Service
 // selects (the first by name, so the choice is stable), and the container
 // port the Service port targets, by number or by name.
-func resolveService(ctx context.Context, core kubernetes.Interface, ns, name string, port int32) (target, error) {
+func resolveService(ctx context.Context, core Core, ns, name string, port int32) (target, error) {
 	svc, err := core.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return target{}, notFoundService(err, name, ns)
@@ -203,7 +202,7 @@ func announce(w io.Writer, port int, scheme string) error {
 // over SPDY, as kubectl port-forward.
 type spdyForwarder struct {
 	config *rest.Config
-	core   kubernetes.Interface
+	core   Core
 }
 
 // Forward implements Forwarder.
