@@ -27,7 +27,8 @@ export GOFLAGS := -trimpath $(GOFLAGS)
 setup:
 	hack/setup.sh
 
-## generate: regenerate deepcopy, XRDs, the input CRD and every registry-dependent file
+## generate: regenerate deepcopy, XRDs, the input CRD, the generated docs (docs/api-reference.md,
+## docs/troubleshooting.md) and every registry-dependent file
 generate:
 	hack/generate.sh
 	go run ./hack/pkgstage -registry $(REGISTRY) -version $(VERSION) -root .
@@ -66,7 +67,8 @@ perf:
 	go run ./test/perf/cmd/perf $(PERF_FLAGS)
 	go test ./fn/engine -run '^$$' -bench 'BenchmarkRunFunctionStable' -benchmem -count 1
 
-## xpkg: build the Function and Configuration packages into $(OUT) (reproducible)
+## xpkg: build the Function and Configuration packages, and the kubectl plugin's archives and krew manifest
+## (PLUGIN_URL: where the archives are published), into $(OUT) (reproducible)
 xpkg:
 	REGISTRY=$(REGISTRY) VERSION=$(VERSION) hack/xpkg.sh $(OUT)
 

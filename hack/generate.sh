@@ -5,6 +5,7 @@
 #   apis/input/v1beta1/zz_generated.deepcopy.go
 #   package/input/firebolt.fn.crossplane.io_inputs.yaml   (function input CRD)
 #   apis/definitions/x*.yaml                               (one XRD per composite kind)
+#   docs/api-reference.md, docs/troubleshooting.md         (from the XRDs and fn/reasons)
 #
 #   hack/generate.sh [OUTROOT]
 #
@@ -22,7 +23,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 cd "$root"
-mkdir -p "$out/apis/v1alpha1" "$out/apis/apps/v1alpha1" "$out/apis/stsplus/v1alpha1" "$out/apis/input/v1beta1" "$out/package/input" "$out/apis/definitions"
+mkdir -p "$out/apis/v1alpha1" "$out/apis/apps/v1alpha1" "$out/apis/stsplus/v1alpha1" "$out/apis/input/v1beta1" "$out/package/input" "$out/apis/definitions" "$out/docs"
 
 "$cg" object paths=./apis/v1alpha1 output:object:dir="$out/apis/v1alpha1"
 "$cg" object paths=./apis/apps/v1alpha1 output:object:dir="$out/apis/apps/v1alpha1"
@@ -36,3 +37,4 @@ rm -f "$out"/package/input/*.yaml
 "$cg" crd:crdVersions=v1 paths=./apis/v1alpha1 paths=./apis/apps/v1alpha1 paths=./apis/stsplus/v1alpha1 output:crd:dir="$tmp/crds"
 rm -f "$out"/apis/definitions/x*.yaml
 go run ./hack/xrdgen -crds "$tmp/crds" -out "$out/apis/definitions"
+go run ./hack/apidocs -xrds "$out/apis/definitions" -out "$out/docs"

@@ -4,7 +4,8 @@ import "fmt"
 
 // Limits that the API server enforces at admission and the function
 // enforces again, because a composite can be created without its claim. The
-// README's "Limits" section gives the measurements they rest on.
+// "Limits" section of docs/scale-and-performance.md gives the measurements
+// they rest on.
 
 // MaxEngineReplicas is the largest spec.replicas an engine may ask for.
 // Every node is listed in the generation's ConfigMap, and a rollout returns

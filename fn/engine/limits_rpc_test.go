@@ -217,8 +217,8 @@ func TestReplicaLimitFits(t *testing.T) {
 }
 
 // BenchmarkRolloutSize reports, per replica count, the sizes a draining
-// sizeRollout with the longest names reaches; the README's limit table comes
-// from it:
+// sizeRollout with the longest names reaches; the limit table of
+// docs/scale-and-performance.md comes from it:
 //
 //	go test ./fn/engine -run '^$' -bench BenchmarkRolloutSize -benchtime 1x
 func BenchmarkRolloutSize(b *testing.B) {

@@ -12,7 +12,7 @@ import (
 )
 
 // TestEnginePodSecurityLevel evaluates the rendered engine pod with
-// Kubernetes' own Pod Security Admission checks, which is what the README
+// Kubernetes' own Pod Security Admission checks, which is what docs/security.md
 // tells platforms about engine namespaces: the default pod is baseline and
 // misses restricted only by its (deliberately) unset seccomp profile; with
 // a Localhost profile from the template it is restricted.

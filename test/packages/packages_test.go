@@ -1,6 +1,8 @@
-// Package packages builds the Function and Configuration packages the way
-// `make xpkg` does, proves the build is reproducible, pushes both to a
-// loopback OCI registry with `crossplane xpkg push`, and reads them back.
+// Package packages builds the Function and Configuration packages and the
+// kubectl plugin's archives the way `make xpkg` does, proves the build is
+// reproducible, pushes both packages to a loopback OCI registry with
+// `crossplane xpkg push` and reads them back, and checks the plugin's krew
+// manifest against its archives.
 package packages
 
 import (
@@ -16,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -34,6 +37,9 @@ import (
 
 const version = "v0.1.0"
 
+// sumLines are sha256sum's lines in a build's output.
+var sumLines = regexp.MustCompile(`(?m)^[0-9a-f]{64}  \S+$`)
+
 func TestPackagesAreReproducibleAndPush(t *testing.T) {
 	root := xptools.Root()
 	crossplane := xptools.Crossplane(t)
@@ -41,23 +47,43 @@ func TestPackagesAreReproducibleAndPush(t *testing.T) {
 	t.Cleanup(srv.Close)
 	reg := strings.TrimPrefix(srv.URL, "http://") + "/firebolt-db"
 
-	build := func(out string) {
+	build := func(out string) string {
 		cmd := exec.CommandContext(t.Context(), filepath.Join(root, "hack", "xpkg.sh"), out)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "REGISTRY="+reg, "VERSION="+version, "CROSSPLANE="+crossplane)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("hack/xpkg.sh: %v\n%s", err, b)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("hack/xpkg.sh: %v\n%s%s", err, stdout.Bytes(), stderr.Bytes())
 		}
+		return stdout.String()
 	}
 	a, b := t.TempDir(), t.TempDir()
-	build(a)
+	summary := build(a)
 	build(b)
+
+	// Every file the build writes is reproducible, and the summary gives
+	// each one's checksum.
+	built := make([]string, 0, 3+len(pluginPlatforms))
+	built = append(built, "function-firebolt-"+version+".xpkg", "configuration-firebolt-"+version+".xpkg")
+	for _, p := range pluginPlatforms {
+		built = append(built, p.archive())
+	}
+	built = append(built, "firebolt.yaml")
+	sums := make([]string, 0, len(built))
+	for _, file := range built {
+		da, db := digest(t, filepath.Join(a, file)), digest(t, filepath.Join(b, file))
+		if da != db {
+			t.Errorf("%s is not reproducible: %s != %s", file, da, db)
+		}
+		sums = append(sums, da+"  "+file)
+	}
+	if diff := cmp.Diff(sums, sumLines.FindAllString(summary, -1)); diff != "" {
+		t.Errorf("hack/xpkg.sh's sha256sum summary (-want +got):\n%s", diff)
+	}
 
 	for _, pkg := range []string{"function-firebolt", "configuration-firebolt"} {
 		file := pkg + "-" + version + ".xpkg"
-		if da, db := digest(t, filepath.Join(a, file)), digest(t, filepath.Join(b, file)); da != db {
-			t.Errorf("%s is not reproducible: %s != %s", file, da, db)
-		}
 		ref := reg + "/" + pkg + ":" + version
 		if out, err := exec.CommandContext(t.Context(), crossplane, "xpkg", "push", "-f", filepath.Join(a, file), ref).CombinedOutput(); err != nil {
 			t.Fatalf("crossplane xpkg push %s: %v\n%s", ref, err, out)
@@ -132,6 +158,8 @@ func TestPackagesAreReproducibleAndPush(t *testing.T) {
 			t.Errorf("%d Compositions reference firebolt-db-function-firebolt, want %d", n, want)
 		}
 	})
+
+	t.Run("Plugin", func(t *testing.T) { checkPlugin(t, root, a) })
 }
 
 // pinnedToolchain is go.mod's toolchain line; the packages must not build
@@ -178,6 +206,7 @@ func pull(t *testing.T, ref string) v1.Image {
 type file struct {
 	mode int64
 	uid  int
+	gid  int
 	body string
 }
 
@@ -194,27 +223,34 @@ func flatten(t *testing.T, img v1.Image) map[string]file {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr := tar.NewReader(rc)
-		for {
-			h, err := tr.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if h.Typeflag != tar.TypeReg {
-				continue
-			}
-			b, err := io.ReadAll(tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files[strings.TrimPrefix(h.Name, "/")] = file{mode: h.Mode, uid: h.Uid, body: string(b)}
-		}
+		readTar(t, rc, files)
 		_ = rc.Close()
 	}
 	return files
+}
+
+// readTar adds every regular file of a tar stream to files, by its path
+// without a leading slash.
+func readTar(t *testing.T, r io.Reader, files map[string]file) {
+	t.Helper()
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[strings.TrimPrefix(h.Name, "/")] = file{mode: h.Mode, uid: h.Uid, gid: h.Gid, body: string(b)}
+	}
 }
 
 // docKinds lists Kind/name of each YAML document, sorted.

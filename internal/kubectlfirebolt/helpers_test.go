@@ -1,0 +1,116 @@
+package kubectlfirebolt
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// testNow is the fake clock.
+var testNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// testNamespace is the namespace of the fake kubeconfig context.
+const testNamespace = "firebolt"
+
+// fakeCluster is the fake API a test runs the plugin against.
+type fakeCluster struct {
+	dyn       *dynamicfake.FakeDynamicClient
+	core      *kubefake.Clientset
+	forwarder Forwarder
+	scraper   Scraper
+	// flags records what the last newClients call was given.
+	flags Flags
+}
+
+func newFakeCluster(t *testing.T, claims []*unstructured.Unstructured, core ...runtime.Object) *fakeCluster {
+	t.Helper()
+	objs := make([]runtime.Object, 0, len(claims))
+	for _, c := range claims {
+		objs = append(objs, c)
+	}
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		engineResource:   "FireboltEngineList",
+		instanceResource: "FireboltInstanceList",
+		classResource:    "FireboltEngineClassList",
+	}, objs...)
+	return &fakeCluster{dyn: dyn, core: kubefake.NewClientset(core...)}
+}
+
+// newClients is the fake NewClients: the namespace is -n, else the
+// context's (testNamespace).
+func (f *fakeCluster) newClients(fl Flags) (Clients, error) {
+	f.flags = fl
+	ns := fl.Namespace
+	if ns == "" {
+		ns = testNamespace
+	}
+	return Clients{Dynamic: f.dyn, Core: f.core, Namespace: ns, Forwarder: f.forwarder, Scraper: f.scraper, Now: func() time.Time { return testNow }}, nil
+}
+
+// result is what one run printed and returned.
+type result struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+func (f *fakeCluster) run(t *testing.T, args ...string) result {
+	t.Helper()
+	return f.runCtx(t.Context(), args...)
+}
+
+func (f *fakeCluster) runCtx(ctx context.Context, args ...string) result {
+	var out, errOut bytes.Buffer
+	code := Run(ctx, args, &out, &errOut, f.newClients)
+	return result{Stdout: out.String(), Stderr: errOut.String(), Code: code}
+}
+
+// obj decodes one YAML object.
+func obj(t *testing.T, y string) *unstructured.Unstructured {
+	t.Helper()
+	j, err := yaml.YAMLToJSON([]byte(y))
+	if err != nil {
+		t.Fatalf("cannot decode test object: %v\n%s", err, y)
+	}
+	// As the API client decodes: integers are int64.
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(j); err != nil {
+		t.Fatalf("cannot decode test object: %v\n%s", err, y)
+	}
+	return u
+}
+
+// golden compares got with testdata/<name>, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("cannot read golden file (run with -update to write it): %v", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
