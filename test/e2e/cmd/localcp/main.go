@@ -219,6 +219,13 @@ Use it from this shell (any kubectl works; this one is v1.34.4):
   kubectl get clusterissuers,certificates,certificaterequests -A
   kubectl get fire firebolt -n firebolt -o jsonpath='{.status.auth}'
 
+The kubectl plugin (docs/kubectl-plugin.md), from the repository's root:
+
+  GOBIN=$PWD/_out/bin go install ./cmd/kubectl-firebolt && export PATH=$PWD/_out/bin:$PATH
+  kubectl firebolt engine list -n firebolt -o wide
+  kubectl firebolt engine status demo -n firebolt
+  kubectl firebolt engine wait demo -n firebolt --timeout 10m
+
 Add an engine to the instance with auth: it mounts the admin password and
 the signing key, and its config.yaml names them:
 
