@@ -19,6 +19,7 @@
 #   hack/tools.sh kwok-stages      the KWOK stage file the end-to-end tests feed it
 #   hack/tools.sh golangci-lint    golangci-lint v2.15.0 (make lint; 5-10 min cold)
 #   hack/tools.sh prometheus       Prometheus v3.7.3 (module v0.307.3; the server phased-rollout checks query in e2e)
+#   hack/tools.sh promtool         promtool of the same module (checks deploy/monitoring's alert rules)
 #   hack/tools.sh provider-kubernetes       provider-kubernetes v0.17.1 (its provider binary, cmd/provider)
 #   hack/tools.sh provider-kubernetes-crds  the directory of provider-kubernetes v0.17.1's CRDs (package/crds)
 #   hack/tools.sh cert-manager       cert-manager v1.21.1's controllers for Certificates, SelfSigned and CA issuers
@@ -68,6 +69,9 @@ golangci-lint)   dir=golangci-lint; pkg=github.com/golangci/golangci-lint/v2/cmd
 # Built with only the Kubernetes service discovery (plugins.go.overlay).
 prometheus)      dir=prometheus; pkg=github.com/prometheus/prometheus/cmd/prometheus; version=v3.7.3
 	version_pkg=github.com/prometheus/common/version.Version overlay=plugins/plugins.go ;;
+# promtool of the same module, with the same overlay (it registers the plugins too).
+promtool)        dir=prometheus; pkg=github.com/prometheus/prometheus/cmd/promtool; version=v3.7.3
+	version_pkg=github.com/prometheus/common/version.Version overlay=plugins/plugins.go ;;
 # provider-kubernetes v0.17.1 is the newest release the module proxy builds; it
 # has no version variable to stamp (-X of an absent symbol is a no-op).
 provider-kubernetes)      dir=provider-kubernetes; pkg=github.com/crossplane-contrib/provider-kubernetes/cmd/provider; version=v0.17.1 ;;
@@ -78,7 +82,7 @@ provider-kubernetes-crds) dir=provider-kubernetes; pkg=; version=v0.17.1 ;;
 cert-manager)      dir=cert-manager-kwok; pkg=.; version=v1.21.1; own_main=1
 	version_pkg=github.com/cert-manager/cert-manager/pkg/util.AppVersion ;;
 cert-manager-crds) dir=cert-manager-kwok; pkg=; version=v1.21.1 ;;
-*) echo "usage: $0 prefetch|crossplane|crossplane-core|crossplane-module|controller-gen|etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kwok|kwok-stages|golangci-lint|prometheus|provider-kubernetes|provider-kubernetes-crds|cert-manager|cert-manager-crds" >&2; exit 2 ;;
+*) echo "usage: $0 prefetch|crossplane|crossplane-core|crossplane-module|controller-gen|etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kwok|kwok-stages|golangci-lint|prometheus|promtool|provider-kubernetes|provider-kubernetes-crds|cert-manager|cert-manager-crds" >&2; exit 2 ;;
 esac
 
 mod="$root/hack/tools/$dir"

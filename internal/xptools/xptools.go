@@ -1,8 +1,8 @@
-// Package xptools finds the pinned Crossplane tools for tests. The tools are
-// built once into a cache outside the repository by hack/tools.sh (minutes
-// on a fresh machine, instant afterwards), so `go test ./...` works on its
-// own. CROSSPLANE, CROSSPLANE_CORE, CROSSPLANE_CRDS and
-// PROVIDER_KUBERNETES_CRDS override them.
+// Package xptools finds the pinned Crossplane tools (and promtool) for
+// tests. The tools are built once into a cache outside the repository by
+// hack/tools.sh (minutes on a fresh machine, instant afterwards), so `go
+// test ./...` works on its own. CROSSPLANE, CROSSPLANE_CORE,
+// CROSSPLANE_CRDS, PROVIDER_KUBERNETES_CRDS and PROMTOOL override them.
 package xptools
 
 import (
@@ -97,3 +97,7 @@ func ProviderKubernetesCRDs(t testing.TB) string {
 func CertManagerCRDs(t testing.TB) string {
 	return tool(t, "cert-manager-crds", "CERT_MANAGER_CRDS")
 }
+
+// Promtool is promtool of the pinned Prometheus module, which checks the
+// monitoring kit's rules and derived scrape configuration.
+func Promtool(t testing.TB) string { return tool(t, "promtool", "PROMTOOL") }
