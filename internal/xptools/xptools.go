@@ -2,7 +2,8 @@
 // tests. The tools are built once into a cache outside the repository by
 // hack/tools.sh (minutes on a fresh machine, instant afterwards), so `go
 // test ./...` works on its own. CROSSPLANE, CROSSPLANE_CORE,
-// CROSSPLANE_CRDS, PROVIDER_KUBERNETES_CRDS and PROMTOOL override them.
+// CROSSPLANE_CRDS, PROVIDER_KUBERNETES_CRDS, PROMTOOL and
+// PROMETHEUS_OPERATOR_CRDS override them.
 package xptools
 
 import (
@@ -101,3 +102,10 @@ func CertManagerCRDs(t testing.TB) string {
 // Promtool is promtool of the pinned Prometheus module, which checks the
 // monitoring kit's rules and derived scrape configuration.
 func Promtool(t testing.TB) string { return tool(t, "promtool", "PROMTOOL") }
+
+// PrometheusOperatorCRDs is the directory of the Prometheus Operator's CRDs
+// (PodMonitor, PrometheusRule, ...) generated from its pinned API module,
+// for offline validation of deploy/monitoring.
+func PrometheusOperatorCRDs(t testing.TB) string {
+	return tool(t, "prometheus-operator-crds", "PROMETHEUS_OPERATOR_CRDS")
+}
