@@ -13,7 +13,7 @@ trap 'kill "$prefetch" 2>/dev/null || true' EXIT
 
 go mod download
 for t in crossplane crossplane-core controller-gen etcd kube-apiserver kwok kwok-stages \
-	prometheus provider-kubernetes cert-manager; do
+	prometheus promtool prometheus-operator-crds provider-kubernetes cert-manager; do
 	echo "hack/tools.sh $t"
 	hack/tools.sh "$t" >/dev/null
 done

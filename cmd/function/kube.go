@@ -34,11 +34,11 @@ func newRESTConfig(kubeconfig, userAgent string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// newCoreClient builds the function's own API client. Outside a cluster
-// with no kubeconfig (crossplane render on a laptop) it returns nil:
-// composing needs no API access, only drain checks do, and they report the
-// missing client as a condition.
-func newCoreClient(kubeconfig string) (corev1client.CoreV1Interface, error) {
+// newKubeConfig is the configuration of the function's own API calls, nil
+// outside a cluster with no kubeconfig (crossplane render on a laptop):
+// composing needs no API access, only drain checks and the state metrics
+// do, and they say so.
+func newKubeConfig(kubeconfig string) (*rest.Config, error) {
 	cfg, err := newRESTConfig(kubeconfig, "function-firebolt")
 	if err != nil || cfg == nil {
 		return nil, err
@@ -46,9 +46,19 @@ func newCoreClient(kubeconfig string) (corev1client.CoreV1Interface, error) {
 	// client-go's default (5 QPS, burst 10) would queue the pod and event
 	// lists of many engines draining at once; scrapes have their own limit.
 	cfg.QPS, cfg.Burst = 50, 100
-	// Only the core group is read (pods and their proxy subresource for
-	// drain checks, events for stuck rollouts): its typed client, not the
-	// clientset of every group, whose code would sit in memory unused.
+	return cfg, nil
+}
+
+// newCoreClient builds the function's core API client; nil without a
+// configuration.
+func newCoreClient(cfg *rest.Config) (corev1client.CoreV1Interface, error) {
+	if cfg == nil {
+		return nil, nil
+	}
+	// Only the core group is read for composing (pods and their proxy
+	// subresource for drain checks, events for stuck rollouts): its typed
+	// client, not the clientset of every group, whose code would sit in
+	// memory unused.
 	c, err := corev1client.NewForConfig(cfg)
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot create Kubernetes client")

@@ -38,6 +38,11 @@ type ServeCmd struct {
 	MetricsAddress     string `default:":8080" help:"Address of the Prometheus metrics listener; empty disables it."`
 
 	Kubeconfig string `env:"KUBECONFIG" help:"Kubeconfig for the function's own API calls (pods/proxy drain scrapes). Defaults to the in-cluster service account."`
+
+	StateMetrics               bool   `default:"true" negatable:"" help:"Export the original operator's firebolt_instance_* and firebolt_engine_* metrics, derived from the composites' status, from the one replica that holds the state metrics Lease. Needs a Kubernetes client and --metrics-address."`
+	StateMetricsLease          string `default:"function-firebolt-state-metrics" help:"Name of the Lease that elects the replica exporting the state metrics."`
+	StateMetricsLeaseNamespace string `env:"POD_NAMESPACE" help:"Namespace of the state metrics Lease: the function's own. Defaults to the service account's namespace."`
+	StateMetricsMaxObjects     int    `default:"10000" help:"Most engines, and most instances, that have state metrics; the rest are counted in function_firebolt_state_metrics_untracked_objects."`
 }
 
 // Run serves the function until the process is stopped.
@@ -53,7 +58,11 @@ func (c *ServeCmd) Run() error {
 		return errors.Errorf("--max-recv-message-size must be positive, got %d", c.MaxRecvMessageSize)
 	}
 
-	kube, err := newCoreClient(c.Kubeconfig)
+	cfg, err := newKubeConfig(c.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	kube, err := newCoreClient(cfg)
 	if err != nil {
 		return err
 	}
@@ -61,9 +70,24 @@ func (c *ServeCmd) Run() error {
 		log.Info("No Kubernetes client configured (not in a cluster and KUBECONFIG unset); drain checks will report DrainCheckFailing")
 	}
 
-	reg, rec, err := newMetrics(c.MetricsAddress)
+	var sm *stateMetrics
+	switch {
+	case !c.StateMetrics:
+	case cfg == nil:
+		log.Info("No Kubernetes client configured; the original operator's state metrics are not exported")
+	case c.MetricsAddress == "":
+	default:
+		if sm, err = c.newStateMetrics(cfg, log); err != nil {
+			return err
+		}
+	}
+
+	reg, rec, err := newMetrics(c.MetricsAddress, sm)
 	if err != nil {
 		return err
+	}
+	if sm != nil {
+		sm.start(log)
 	}
 
 	return function.Serve(fn.New(log, kube, fn.WithMetrics(rec)),
@@ -76,16 +100,24 @@ func (c *ServeCmd) Run() error {
 }
 
 // newMetrics returns the registry the SDK serves on address, holding the
-// process and Go runtime collectors (as the SDK's default registry would)
-// and the function's own metrics, and the recorder that feeds them. With
-// no address nothing is served, so nothing is recorded.
-func newMetrics(address string) (*prometheus.Registry, metrics.Recorder, error) {
+// process and Go runtime collectors (as the SDK's default registry would),
+// the function's own metrics and, when sm is set, the state metrics, and
+// the recorder that feeds them. With no address nothing is served, so
+// nothing is recorded.
+func newMetrics(address string, sm *stateMetrics) (*prometheus.Registry, metrics.Recorder, error) {
 	reg := prometheus.NewRegistry()
 	if address == "" {
 		return reg, metrics.Nop{}, nil
 	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m, err := metrics.New(reg, fn.Kinds())
+	var o []metrics.Option
+	if sm != nil {
+		if err := reg.Register(sm.collector); err != nil {
+			return nil, nil, errors.Wrap(err, "cannot register the state metrics")
+		}
+		o = append(o, metrics.WithEngineDrainCounter(sm.collector))
+	}
+	m, err := metrics.New(reg, fn.Kinds(), o...)
 	if err != nil {
 		return nil, nil, errors.Wrap(err, "cannot register metrics")
 	}

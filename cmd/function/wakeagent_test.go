@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/firebolt-db/firebolt-crossplane/fn/statemetrics"
 )
 
 // TestCommandLine: flags with no command select serve, as Crossplane
@@ -32,7 +33,19 @@ func TestCommandLine(t *testing.T) {
 			args:        []string{"--insecure", "--address=:1234", "--metrics-address=", "-d"},
 			wantCommand: "serve",
 			check: func(t *testing.T, c *CLI) {
-				want := ServeCmd{Debug: true, Network: "tcp", Address: ":1234", Insecure: true, MaxRecvMessageSize: 4}
+				want := ServeCmd{Debug: true, Network: "tcp", Address: ":1234", Insecure: true, MaxRecvMessageSize: 4,
+					StateMetrics: true, StateMetricsLease: statemetrics.DefaultLeaseName, StateMetricsMaxObjects: statemetrics.DefaultMaxObjects}
+				if diff := cmp.Diff(want, c.Serve); diff != "" {
+					t.Errorf("serve flags (-want +got):\n%s", diff)
+				}
+			},
+		},
+		"StateMetricsFlags": {
+			args:        []string{"--no-state-metrics", "--state-metrics-lease=mine", "--state-metrics-lease-namespace=fns", "--state-metrics-max-objects=5"},
+			wantCommand: "serve",
+			check: func(t *testing.T, c *CLI) {
+				want := ServeCmd{Network: "tcp", Address: ":9443", MetricsAddress: ":8080", MaxRecvMessageSize: 4,
+					StateMetrics: false, StateMetricsLease: "mine", StateMetricsLeaseNamespace: "fns", StateMetricsMaxObjects: 5}
 				if diff := cmp.Diff(want, c.Serve); diff != "" {
 					t.Errorf("serve flags (-want +got):\n%s", diff)
 				}
@@ -148,13 +161,7 @@ func TestWakeAgentServesUntilSIGTERM(t *testing.T) {
 	cmd := exec.CommandContext(t.Context(), bin, "wake-agent", "--namespace=gw", "--address="+hold, "--metrics-address="+metrics)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+fakeAPIServer(t), "ENVOY_MEMORY_LIMIT_BYTES=1073741824")
 	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	stop := startCommand(t, cmd, &out)
 	waitListening(t, hold)
 	waitListening(t, metrics)
 
@@ -173,18 +180,8 @@ func TestWakeAgentServesUntilSIGTERM(t *testing.T) {
 		}
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("exit after SIGTERM: %v\n%s", err, out.String())
-		}
-	case <-ctx.Done():
-		t.Fatalf("no exit after SIGTERM:\n%s", out.String())
+	if err := stop(syscall.SIGTERM); err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "hold capacity 128") {
 		t.Errorf("the capacity and its reason are not logged:\n%s", out.String())

@@ -90,7 +90,7 @@ func (c *Composer) gather(ctx context.Context, log logging.Logger, in Inputs, no
 	}
 	c.gatherStep(ctx, in, now, &sig)
 	if d, ok := dueDrainCheck(in); ok && c.prober != nil {
-		v := c.prober.Drain(ctx, d.Namespace, d.Selector, d.Options)
+		v := c.drain(ctx, in, d)
 		sig.Drain = &v
 	}
 	if gen, ok := dueActivitySample(in); ok {
@@ -142,8 +142,17 @@ func (c *Composer) gatherStep(ctx context.Context, in Inputs, now time.Time, sig
 	}
 	v := scrape.Verdict{Failing: true, Message: "the drain check did not run: " + errNoKube}
 	if c.prober != nil {
-		s := podScrape(in, in.Status.ActiveGeneration, d.DrainOrdinal)
-		v = c.prober.Drain(ctx, s.Namespace, s.Selector, s.Options)
+		v = c.drain(ctx, in, podScrape(in, in.Status.ActiveGeneration, d.DrainOrdinal))
 	}
 	sig.StepDrain = &podDrain{Ordinal: d.DrainOrdinal, Verdict: v}
+}
+
+// drain runs one drain check and counts it against the engine when it
+// fails, as the original's per-engine drain check error counter does.
+func (c *Composer) drain(ctx context.Context, in Inputs, d drainCheck) scrape.Verdict {
+	v := c.prober.Drain(ctx, d.Namespace, d.Selector, d.Options)
+	if v.Failing {
+		c.rec.EngineDrainCheckFailed(metrics.EngineRef{Namespace: in.Namespace, Name: in.Engine})
+	}
+	return v
 }

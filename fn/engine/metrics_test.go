@@ -185,12 +185,13 @@ func TestDrainCheckMetrics(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			reg := prometheus.NewPedanticRegistry()
-			m, err := metrics.New(reg, fn.Kinds())
+			var perEngine engineDrains
+			m, err := metrics.New(reg, fn.Kinds(), metrics.WithEngineDrainCounter(&perEngine))
 			if err != nil {
 				t.Fatal(err)
 			}
 			req := requestIn(t, 2, v1alpha1.EnginePhaseDraining)
-			c := engine.New(tc.prober(m), nil, engine.WithClock(func() time.Time { return responseClock }))
+			c := engine.New(tc.prober(m), nil, engine.WithClock(func() time.Time { return responseClock }), engine.WithMetrics(m))
 			if _, err := fn.NewWithComposers(logging.NewNopLogger(), map[string]fn.Composer{v1alpha1.XFireboltEngineKind: c}, fn.WithMetrics(m)).RunFunction(context.Background(), req); err != nil {
 				t.Fatal(err)
 			}
@@ -211,9 +212,23 @@ func TestDrainCheckMetrics(t *testing.T) {
 			if err := testutil.GatherAndCompare(reg, strings.NewReader(want.String()), "function_firebolt_drain_checks_total", "function_firebolt_scrape_errors_total"); err != nil {
 				t.Error(err)
 			}
+			// A failing check counts once against the engine, by its
+			// claim; a check that ran counts nothing.
+			var wantEngine engineDrains
+			if tc.outcome == "failing" {
+				wantEngine = engineDrains{{Namespace: simNamespace, Name: simEngine}}
+			}
+			if diff := cmp.Diff(wantEngine, perEngine); diff != "" {
+				t.Errorf("failed drain checks per engine (-want +got):\n%s", diff)
+			}
 		})
 	}
 }
+
+// engineDrains records the engines whose drain checks failed.
+type engineDrains []metrics.EngineRef
+
+func (d *engineDrains) DrainCheckFailed(e metrics.EngineRef) { *d = append(*d, e) }
 
 // phases reads the engine phase gauge of the simulated engine by phase.
 func phases(t *testing.T, reg prometheus.Gatherer) map[string]float64 {

@@ -42,6 +42,10 @@ type Recorder interface {
 	EngineComposed(e Engine)
 	// DrainChecked reports one drain check and the causes of its errors.
 	DrainChecked(d DrainCheck)
+	// EngineDrainCheckFailed reports one drain check of engine e that
+	// failed (the verdict said Failing): the original operator counts
+	// these per engine.
+	EngineDrainCheckFailed(e EngineRef)
 	// AutoStopDecided reports one auto-stop decision by its reason.
 	AutoStopDecided(reason autostop.Reason)
 	// RolloutChecked reports one Prometheus check of a phased rollout.
@@ -85,6 +89,19 @@ type Engine struct {
 	// TTL is when this call asked Crossplane to call again; the engine's
 	// series expire after several such intervals without a call.
 	TTL time.Duration
+}
+
+// EngineRef names an engine by its claim's namespace and name.
+type EngineRef struct {
+	Namespace string
+	Name      string
+}
+
+// EngineDrainCounter counts failed drain checks per engine. The counts
+// live with the engine state metrics (package statemetrics), whose series
+// go when the engine does, so Metrics hands the events on.
+type EngineDrainCounter interface {
+	DrainCheckFailed(e EngineRef)
 }
 
 // DrainOutcome is a drain check's result.
@@ -132,6 +149,9 @@ func (Nop) EngineComposed(Engine) {}
 // DrainChecked does nothing.
 func (Nop) DrainChecked(DrainCheck) {}
 
+// EngineDrainCheckFailed does nothing.
+func (Nop) EngineDrainCheckFailed(EngineRef) {}
+
 // AutoStopDecided does nothing.
 func (Nop) AutoStopDecided(autostop.Reason) {}
 
@@ -150,6 +170,7 @@ type Metrics struct {
 	checkErrors     *prometheus.CounterVec
 	checkCauses     map[promcheck.Cause]bool
 	engines         *engines
+	engineDrains    EngineDrainCounter
 }
 
 // An Option configures Metrics.
@@ -159,6 +180,12 @@ type Option func(*Metrics)
 // gauge's expiry read, for tests.
 func WithClock(now func() time.Time) Option {
 	return func(m *Metrics) { m.engines.now = now }
+}
+
+// WithEngineDrainCounter hands every failed drain check of an engine to c.
+// Without it they are not counted per engine.
+func WithEngineDrainCounter(c EngineDrainCounter) Option {
+	return func(m *Metrics) { m.engineDrains = c }
 }
 
 // WithMaxEngines replaces EnginePhaseMaxEngines, for tests.
@@ -285,6 +312,13 @@ func (m *Metrics) DrainChecked(d DrainCheck) {
 	m.drainChecks.WithLabelValues(string(d.Outcome)).Inc()
 	for _, c := range d.Causes {
 		m.scrapeErrors.WithLabelValues(string(c)).Inc()
+	}
+}
+
+// EngineDrainCheckFailed implements Recorder.
+func (m *Metrics) EngineDrainCheckFailed(e EngineRef) {
+	if m.engineDrains != nil {
+		m.engineDrains.DrainCheckFailed(e)
 	}
 }
 

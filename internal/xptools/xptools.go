@@ -1,8 +1,9 @@
-// Package xptools finds the pinned Crossplane tools for tests. The tools are
-// built once into a cache outside the repository by hack/tools.sh (minutes
-// on a fresh machine, instant afterwards), so `go test ./...` works on its
-// own. CROSSPLANE, CROSSPLANE_CORE, CROSSPLANE_CRDS and
-// PROVIDER_KUBERNETES_CRDS override them.
+// Package xptools finds the pinned Crossplane tools (and promtool) for
+// tests. The tools are built once into a cache outside the repository by
+// hack/tools.sh (minutes on a fresh machine, instant afterwards), so `go
+// test ./...` works on its own. CROSSPLANE, CROSSPLANE_CORE,
+// CROSSPLANE_CRDS, PROVIDER_KUBERNETES_CRDS, PROMTOOL and
+// PROMETHEUS_OPERATOR_CRDS override them.
 package xptools
 
 import (
@@ -96,4 +97,15 @@ func ProviderKubernetesCRDs(t testing.TB) string {
 // the signing keys' Certificates an instance composes.
 func CertManagerCRDs(t testing.TB) string {
 	return tool(t, "cert-manager-crds", "CERT_MANAGER_CRDS")
+}
+
+// Promtool is promtool of the pinned Prometheus module, which checks the
+// monitoring kit's rules and derived scrape configuration.
+func Promtool(t testing.TB) string { return tool(t, "promtool", "PROMTOOL") }
+
+// PrometheusOperatorCRDs is the directory of the Prometheus Operator's CRDs
+// (PodMonitor, PrometheusRule, ...) generated from its pinned API module,
+// for offline validation of deploy/monitoring.
+func PrometheusOperatorCRDs(t testing.TB) string {
+	return tool(t, "prometheus-operator-crds", "PROMETHEUS_OPERATOR_CRDS")
 }

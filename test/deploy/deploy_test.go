@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	kyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -20,6 +21,8 @@ import (
 
 	pkgmetav1 "github.com/crossplane/crossplane/apis/v2/pkg/meta/v1"
 	pkgv1beta1 "github.com/crossplane/crossplane/apis/v2/pkg/v1beta1"
+
+	"github.com/firebolt-db/firebolt-crossplane/fn/statemetrics"
 )
 
 // The function's Deployment reserves what it needs and is bounded in memory,
@@ -257,5 +260,68 @@ func TestRBACGrantsCertManagerKinds(t *testing.T) {
 		if reqs[v] {
 			t.Errorf("ClusterRole %s grants %s on cert-manager.io/certificaterequests; the function only reads them", role.Name, v)
 		}
+	}
+}
+
+// The function exports the state metrics as the service account
+// deploy/function-runtime.yaml gives it: it may list and watch the
+// composites the series read and the engines' StatefulSets, and hold the
+// Lease of its default name in its own namespace, which the runtime config
+// hands it as POD_NAMESPACE. Nothing more: it writes nothing else.
+func TestFunctionStateMetricsAccess(t *testing.T) {
+	docs := readDocs(t, "../../deploy/function-runtime.yaml")
+	sa := rbacv1.Subject{Kind: "ServiceAccount", Name: "function-firebolt", Namespace: "crossplane-system"}
+
+	crb := &rbacv1.ClusterRoleBinding{}
+	if err := yaml.UnmarshalStrict(docs["ClusterRoleBinding/function-firebolt:state-metrics"], crb); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(crb.Subjects, []rbacv1.Subject{sa}) {
+		t.Errorf("ClusterRoleBinding subjects %+v, want the function's service account", crb.Subjects)
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(docs["ClusterRole/"+crb.RoleRef.Name], role); err != nil {
+		t.Fatal(err)
+	}
+	wantRules := []rbacv1.PolicyRule{
+		{APIGroups: []string{"compute.firebolt.io"}, Resources: []string{statemetrics.EnginesResource.Resource, statemetrics.InstancesResource.Resource}, Verbs: []string{"list", "watch"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"statefulsets"}, Verbs: []string{"list", "watch"}},
+	}
+	if diff := cmp.Diff(wantRules, role.Rules); diff != "" {
+		t.Errorf("ClusterRole %s (-want +got):\n%s", role.Name, diff)
+	}
+
+	rb := &rbacv1.RoleBinding{}
+	if err := yaml.UnmarshalStrict(docs["RoleBinding/function-firebolt:state-metrics-lease"], rb); err != nil {
+		t.Fatal(err)
+	}
+	if rb.Namespace != sa.Namespace || !slices.Equal(rb.Subjects, []rbacv1.Subject{sa}) || rb.RoleRef.Kind != "Role" {
+		t.Errorf("RoleBinding %s/%s binds %s %s to %+v, want a Role in crossplane-system bound to the function's service account", rb.Namespace, rb.Name, rb.RoleRef.Kind, rb.RoleRef.Name, rb.Subjects)
+	}
+	lease := &rbacv1.Role{}
+	if err := yaml.UnmarshalStrict(docs["Role/"+rb.RoleRef.Name], lease); err != nil {
+		t.Fatal(err)
+	}
+	wantLease := []rbacv1.PolicyRule{
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{statemetrics.DefaultLeaseName}, Verbs: []string{"get", "update"}},
+	}
+	if diff := cmp.Diff(wantLease, lease.Rules); diff != "" || lease.Namespace != sa.Namespace {
+		t.Errorf("Role %s/%s (-want +got):\n%s", lease.Namespace, lease.Name, diff)
+	}
+
+	rc := &pkgv1beta1.DeploymentRuntimeConfig{}
+	if err := yaml.UnmarshalStrict(docs["DeploymentRuntimeConfig/function-firebolt"], rc); err != nil {
+		t.Fatal(err)
+	}
+	var env []corev1.EnvVar
+	for _, c := range rc.Spec.DeploymentTemplate.Spec.Template.Spec.Containers {
+		if c.Name == "package-runtime" {
+			env = c.Env
+		}
+	}
+	want := []corev1.EnvVar{{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}}
+	if diff := cmp.Diff(want, env); diff != "" {
+		t.Errorf("package-runtime env (-want +got):\n%s", diff)
 	}
 }

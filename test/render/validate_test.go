@@ -16,7 +16,8 @@ import (
 // checked), Crossplane's own CRDs (Compositions, Functions, Usages, runtime
 // configs) and provider-kubernetes's (the ProviderConfig in deploy/, the
 // Objects PhasedRollout composes) and cert-manager's (the signing keys'
-// Certificates an instance composes). Native kinds need nothing.
+// Certificates an instance composes) and the Prometheus Operator's (the
+// monitoring kit in deploy/monitoring). Native kinds need nothing.
 func schemas(t *testing.T) string {
 	root := xptools.Root()
 	return strings.Join([]string{
@@ -25,6 +26,7 @@ func schemas(t *testing.T) string {
 		xptools.CrossplaneCRDs(t),
 		xptools.ProviderKubernetesCRDs(t),
 		xptools.CertManagerCRDs(t),
+		xptools.PrometheusOperatorCRDs(t),
 	}, ",")
 }
 

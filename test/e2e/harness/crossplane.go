@@ -41,6 +41,10 @@ const (
 	// FunctionMetricsAddress is where the function serves /metrics. The
 	// RBAC manager holds :8080, the SDK's default.
 	FunctionMetricsAddress = "127.0.0.1:8095"
+	// CrossplaneMetricsAddress is where Crossplane serves /metrics: the
+	// RBAC manager holds controller-runtime's default :8080.
+	CrossplaneMetricsAddress = "127.0.0.1:" + crossplaneMetricsPort
+	crossplaneMetricsPort    = "8085"
 )
 
 type crossplaneState struct {
@@ -157,7 +161,7 @@ func (c *Cluster) startCrossplaneProcess(kubeconfig, serverDir string) error {
 		"TLS_SERVER_CERTS_DIR="+serverDir,
 		"TLS_CLIENT_CERTS_DIR="+c.xp.clientDir,
 		"XPKG_CACHE_DIR="+c.path("xpkg-cache"),
-		"METRICS_PORT=8085", // The RBAC manager holds controller-runtime's default :8080.
+		"METRICS_PORT="+crossplaneMetricsPort,
 		"HEALTH_PROBE_PORT=8081",
 	)
 	err := c.procs.start("crossplane", c.Tools.CrossplaneCore, []string{"core", "start", flagDebug, "--poll-interval=" + CrossplanePollInterval}, env...)
@@ -204,11 +208,33 @@ func (c *Cluster) startFunction(ctx context.Context) error {
 	}
 	err := c.procs.start("function", c.Tools.Function, []string{
 		flagDebug, "--address=" + FunctionAddress, "--tls-certs-dir=" + c.xp.fnDir, "--metrics-address=" + FunctionMetricsAddress,
-	}, "KUBECONFIG="+kubeconfig)
+	}, "KUBECONFIG="+kubeconfig, "POD_NAMESPACE="+CrossplaneNamespace)
 	if err != nil {
 		return err
 	}
 	return c.WaitFunctionServing(ctx)
+}
+
+// StartFunctionReplica runs a second function process, as a second replica
+// of the function's Deployment would run: the same service account and
+// namespace, its gRPC server on address (without TLS: Crossplane never
+// calls it) and its metrics on metricsAddress. It is the caller's, to stop.
+func (c *Cluster) StartFunctionReplica(ctx context.Context, name, address, metricsAddress string) (*Process, error) {
+	p := &Process{
+		Name: name,
+		Path: c.Tools.Function,
+		Args: []string{flagDebug, "--insecure", "--address=" + address, "--metrics-address=" + metricsAddress},
+		Env:  []string{"KUBECONFIG=" + c.path("function-kubeconfig"), "POD_NAMESPACE=" + CrossplaneNamespace},
+		Log:  c.path("logs", name+".log"),
+	}
+	if err := p.Start(); err != nil {
+		return nil, err
+	}
+	if err := c.waitHTTP(ctx, name+" serving metrics", "http://"+metricsAddress+"/metrics", nil, p); err != nil {
+		p.Stop()
+		return nil, err
+	}
+	return p, nil
 }
 
 // WaitFunctionServing waits until the function accepts connections.
