@@ -29,6 +29,7 @@ require (
 	k8s.io/apiextensions-apiserver v0.35.3
 	k8s.io/apimachinery v0.35.3
 	k8s.io/apiserver v0.35.3
+	k8s.io/cli-runtime v0.35.1
 	k8s.io/client-go v0.35.3
 	k8s.io/pod-security-admission v0.35.3
 	k8s.io/utils v0.0.0-20260319190234-28399d86e0b5
@@ -328,7 +329,6 @@ require (
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	helm.sh/helm/v3 v3.20.2 // indirect
-	k8s.io/cli-runtime v0.35.1 // indirect
 	k8s.io/code-generator v0.35.3 // indirect
 	k8s.io/component-base v0.35.3 // indirect
 	k8s.io/gengo/v2 v2.0.0-20251215205346-5ee0d033ba5b // indirect

@@ -121,6 +121,7 @@ type exitCode int
 // newClients makes the cluster clients from the global flags; NewClients
 // is the real one.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, newClients func(Flags) (Clients, error)) (code int) {
+	stdout, stderr = terminalSafe{stdout}, terminalSafe{stderr}
 	var g Globals
 	opts := make([]kong.Option, 0, 6+len(commands))
 	opts = append(opts,
