@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -134,5 +135,52 @@ func TestPodMonitorsDeriveAValidConfig(t *testing.T) {
 	}
 	if !honoured {
 		t.Error("the function's PodMonitor does not keep the function's own labels (honorLabels): the original's namespace and instance labels would be renamed exported_namespace and exported_instance")
+	}
+}
+
+// stateGauge is a series of the original's that the function exports from
+// the one replica holding the Lease: while a second replica takes over,
+// both export it for a moment, so every query reads it through max by.
+// Counters (_total) are per replica by design and are summed.
+var stateGauge = regexp.MustCompile(`\bfirebolt_(engine|instance)_[a-z_]+`)
+
+// dedup is the aggregation a state gauge must sit directly inside.
+var dedup = regexp.MustCompile(`max by \([a-z_, ]+\) \(\s*$`)
+
+// Every dashboard query and alert reads the state gauges through max by,
+// so two exporting replicas never double a count.
+func TestStateGaugesAreDeduplicated(t *testing.T) {
+	qs, err := monitoringkit.DashboardQueries(xptools.Root(), map[string]string{"namespace": ".*", "__rate_interval": "5m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exprs := map[string]string{}
+	for _, q := range qs {
+		exprs["panel "+q.Panel] += q.Expr + "\n"
+	}
+	pr, _, err := monitoringkit.Rules(xptools.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range pr.Spec.Groups {
+		for _, r := range g.Rules {
+			exprs["alert "+r.Alert] += r.Expr + "\n"
+		}
+	}
+	n := 0
+	for where, expr := range exprs {
+		for _, m := range stateGauge.FindAllStringIndex(expr, -1) {
+			name := expr[m[0]:m[1]]
+			if strings.HasSuffix(name, "_total") {
+				continue
+			}
+			n++
+			if !dedup.MatchString(expr[:m[0]]) {
+				t.Errorf("%s reads %s without max by (namespace, name, …) around it:\n%s", where, name, expr)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no query reads a state gauge")
 	}
 }
