@@ -27,11 +27,15 @@ const FieldManager = "kubectl-firebolt"
 // Storage types of --storage-type: managed_table_storage's values.
 var storageTypes = []string{"s3", "gcs", "abs"}
 
-// Bucket names: S3 and GCS allow dots, Azure Blob Storage containers do
-// not; all are 3 to 63 lower-case characters that start and end with a
-// letter or digit.
+// Bucket names, per store, as wide as the store allows so that no bucket
+// in use is refused: S3 still serves legacy us-east-1 buckets of up to 255
+// letters (either case), digits, '.', '-' and '_'; GCS allows lower case,
+// '_' and up to 222 characters when the name has dots; Azure Blob Storage
+// containers are 3 to 63 lower-case letters, digits and '-'. Every store
+// wants a letter or digit first and last.
 var (
-	bucketName    = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+	s3BucketName  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{1,253}[A-Za-z0-9]$`)
+	gcsBucketName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$`)
 	containerName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$`)
 )
 
@@ -73,8 +77,10 @@ func (cmd engineCreateCmd) validate() error {
 		bad("--storage-type %s: needs --bucket, the bucket it names the store of", cmd.StorageType)
 	case cmd.Bucket != "" && cmd.storageType() == "abs" && !containerName.MatchString(cmd.Bucket):
 		bad("--bucket %q: an Azure Blob Storage container name must be 3 to 63 lower-case letters, digits and '-', starting and ending with a letter or digit", cmd.Bucket)
-	case cmd.Bucket != "" && !bucketName.MatchString(cmd.Bucket):
-		bad("--bucket %q: a bucket name must be 3 to 63 lower-case letters, digits, '.' and '-', starting and ending with a letter or digit", cmd.Bucket)
+	case cmd.Bucket != "" && cmd.storageType() == "gcs" && !gcsBucketName.MatchString(cmd.Bucket):
+		bad("--bucket %q: a GCS bucket name must be 3 to 222 lower-case letters, digits, '.', '-' and '_', starting and ending with a letter or digit", cmd.Bucket)
+	case cmd.Bucket != "" && cmd.storageType() == "s3" && !s3BucketName.MatchString(cmd.Bucket):
+		bad("--bucket %q: an S3 bucket name must be 3 to 255 letters, digits, '.', '-' and '_', starting and ending with a letter or digit", cmd.Bucket)
 	}
 	if cmd.HostPath != "" && (!strings.HasPrefix(cmd.HostPath, "/") || path.Clean(cmd.HostPath) != cmd.HostPath) {
 		bad("--host-path %q: must be a clean absolute path such as /mnt/firebolt", cmd.HostPath)
