@@ -50,7 +50,8 @@ type Clients struct {
 	// Scraper reads the queries engine pods still serve, for the live
 	// drain check of engine status.
 	Scraper Scraper
-	// Now is the clock of the wake stamp; nil is time.Now.
+	// Now is the clock of the wake stamp: the API server's, as its last
+	// response told it; nil is time.Now.
 	Now func() time.Time
 }
 
@@ -112,6 +113,8 @@ func NewClients(f Flags) (Clients, error) {
 	if err != nil {
 		return Clients{}, err
 	}
+	clock := &serverClock{}
+	cfg.Wrap(clock.wrap)
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return Clients{}, errors.Wrap(err, "cannot create a dynamic client")
@@ -131,6 +134,7 @@ func NewClients(f Flags) (Clients, error) {
 		Namespace: ns,
 		Forwarder: spdyForwarder{config: cfg, core: core},
 		Scraper:   scrape.New(core.CoreV1(), nil, scrape.Options{Mode: scrape.ModeApiserverProxy}),
+		Now:       clock.Now,
 	}, nil
 }
 

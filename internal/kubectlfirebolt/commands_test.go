@@ -107,19 +107,20 @@ status: {phase: stopped, observedGeneration: 2, autoStop: {replicas: 0, reason: 
 }
 
 // TestEngineDelete: delete deletes the claim; a missing one is not an
-// error, as the original's --ignore-not-found.
+// error, as the original's --ignore-not-found, and leaves stdout empty.
 func TestEngineDelete(t *testing.T) {
 	cases := map[string]struct {
 		args []string
 		want result
 		left []string
 	}{
-		"Deletes":  {[]string{"engine", "delete", "adhoc"}, result{Stdout: "fireboltengine \"adhoc\" deleted\n"}, []string{"analytics", "new", "nightly"}},
-		"Name":     {[]string{"engine", "delete", "adhoc", "-o", "name"}, result{Stdout: "fireboltengine/adhoc\n"}, []string{"analytics", "new", "nightly"}},
-		"Missing":  {[]string{"engine", "delete", "nope"}, result{Stdout: "fireboltengine \"nope\" not found in namespace \"firebolt\": nothing to delete\n"}, []string{"adhoc", "analytics", "new", "nightly"}},
-		"MissingN": {[]string{"engine", "delete", "nope", "-o", "name"}, result{}, []string{"adhoc", "analytics", "new", "nightly"}},
-		"OtherNS":  {[]string{"engine", "delete", "adhoc", "-n", "other"}, result{Stdout: "fireboltengine \"adhoc\" not found in namespace \"other\": nothing to delete\n"}, []string{"adhoc", "analytics", "new", "nightly"}},
-		"NoYAML":   {[]string{"engine", "delete", "adhoc", "-o", "yaml"}, result{Code: 1, Stderr: "error: -o yaml: engine delete prints table, name only\n"}, []string{"adhoc", "analytics", "new", "nightly"}},
+		"Deletes":    {[]string{"engine", "delete", "adhoc"}, result{Stdout: "fireboltengine \"adhoc\" deleted\n"}, []string{"analytics", "new", "nightly"}},
+		"Name":       {[]string{"engine", "delete", "adhoc", "-o", "name"}, result{Stdout: "fireboltengine/adhoc\n"}, []string{"analytics", "new", "nightly"}},
+		"Missing":    {[]string{"engine", "delete", "nope"}, result{Stderr: "fireboltengine \"nope\" not found in namespace \"firebolt\": nothing to delete\n"}, []string{"adhoc", "analytics", "new", "nightly"}},
+		"MissingN":   {[]string{"engine", "delete", "nope", "-o", "name"}, result{Stderr: "fireboltengine \"nope\" not found in namespace \"firebolt\": nothing to delete\n"}, []string{"adhoc", "analytics", "new", "nightly"}},
+		"OtherNS":    {[]string{"engine", "delete", "adhoc", "-n", "other"}, result{Stderr: "fireboltengine \"adhoc\" not found in namespace \"other\": nothing to delete\n"}, []string{"adhoc", "analytics", "new", "nightly"}},
+		"BadTimeout": {[]string{"engine", "delete", "adhoc", "--timeout", "0s"}, result{Code: 1, Stderr: "error: --timeout 0s: must be a positive duration such as 90s or 10m\n"}, []string{"adhoc", "analytics", "new", "nightly"}},
+		"NoYAML":     {[]string{"engine", "delete", "adhoc", "-o", "yaml"}, result{Code: 1, Stderr: "error: -o yaml: engine delete prints table, name only\n"}, []string{"adhoc", "analytics", "new", "nightly"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

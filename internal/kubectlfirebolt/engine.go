@@ -1,14 +1,9 @@
 package kubectlfirebolt
 
 import (
-	"fmt"
 	"strconv"
 
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 )
@@ -21,7 +16,7 @@ func init() {
 type engineCmd struct {
 	List        engineListCmd        `cmd:"" help:"List engines: NAME INSTANCE PHASE READY (wide: CLASS REPLICAS)."`
 	Create      engineCreateCmd      `cmd:"" help:"Create or update an engine (server-side apply) and wait until it is ready."`
-	Delete      engineDeleteCmd      `cmd:"" help:"Delete an engine; a missing one is not an error."`
+	Delete      engineDeleteCmd      `cmd:"" help:"Delete an engine and wait until it is gone; a missing one is not an error."`
 	Wait        engineWaitCmd        `cmd:"" help:"Wait until the engine's spec is in effect: observedGeneration caught up, stable and Ready, or stopped."`
 	Wake        engineWakeCmd        `cmd:"" help:"Ask auto-stop to wake a stopped engine, as the gateway does for a query."`
 	Status      engineStatusCmd      `cmd:"" help:"Show where an engine's rollout stands, why it is not ready, and what to do next."`
@@ -68,35 +63,6 @@ func (cmd engineListCmd) Run(e *Env) error {
 				[]string{orDash(class), strconv.Itoa(int(eng.Spec.Replicas))}, nil
 		},
 	}.print(e, c.Namespace)
-}
-
-type engineDeleteCmd struct {
-	Name string `arg:"" help:"The engine."`
-}
-
-// Run deletes the engine's claim; Crossplane then deletes what it composed.
-func (cmd engineDeleteCmd) Run(e *Env) error {
-	c, err := e.begin("engine delete", outTable, outName)
-	if err != nil {
-		return err
-	}
-	err = c.Dynamic.Resource(engineResource).Namespace(c.Namespace).Delete(e.Ctx, cmd.Name, metav1.DeleteOptions{})
-	switch {
-	case kerrors.IsNotFound(err):
-		// As the original's --ignore-not-found: deleting what is gone is done.
-		if e.Globals.Output == outName {
-			return nil
-		}
-		_, err = fmt.Fprintf(e.Out, "fireboltengine %q not found in namespace %q: nothing to delete\n", cmd.Name, c.Namespace)
-		return err
-	case err != nil:
-		return errors.Wrapf(err, "cannot delete fireboltengine %q", cmd.Name)
-	case e.Globals.Output == outName:
-		_, err = fmt.Fprintf(e.Out, "fireboltengine/%s\n", cmd.Name)
-		return err
-	}
-	_, err = fmt.Fprintf(e.Out, "fireboltengine %q deleted\n", cmd.Name)
-	return err
 }
 
 type enginePortForwardCmd struct {

@@ -27,6 +27,12 @@ func (cmd engineWakeCmd) Run(e *Env) error {
 	if err := checkTimeout(cmd.Timeout); err != nil {
 		return err
 	}
+	// Read first: the reply says the server's time, which the stamp is
+	// taken from (the function ignores a stamp off the cluster's clock).
+	eng, err := e.engine(c, cmd.Name)
+	if err != nil {
+		return err
+	}
 	at := c.now()
 	if err := (wakestamp.ClaimStamper{Client: c.Dynamic, Namespace: c.Namespace}).Stamp(e.Ctx, cmd.Name, at); err != nil {
 		return notFound(err, engineResource, cmd.Name, c.Namespace)
@@ -40,10 +46,6 @@ func (cmd engineWakeCmd) Run(e *Env) error {
 		return err
 	}
 
-	eng, err := e.engine(c, cmd.Name)
-	if err != nil {
-		return err
-	}
 	if as := eng.Status.AutoStop; as == nil || as.Reason == string(autostop.ReasonDisabled) {
 		if cmd.Wait && eng.Spec.Replicas == 0 {
 			return errors.Errorf("fireboltengine/%s is stopped by spec.replicas 0, not by auto-stop: a wake cannot start it; set spec.replicas", cmd.Name)
