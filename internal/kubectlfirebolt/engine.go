@@ -1,6 +1,7 @@
 package kubectlfirebolt
 
 import (
+	"fmt"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -88,6 +89,8 @@ func (cmd enginePortForwardCmd) Run(e *Env) error {
 	scheme := ""
 	if i, err := e.instance(c, eng.Spec.InstanceRef); err == nil {
 		scheme = engineScheme(i, cmd.Name)
+	} else if _, werr := fmt.Fprintf(e.Err, "warning: the scheme is not known (%v): the engine speaks https when its instance has engine TLS on\n", err); werr != nil {
+		return werr
 	}
 	return portForward(e, c, contract.RoutingService(cmd.Name), enginePort, cmd.LocalPort, scheme)
 }

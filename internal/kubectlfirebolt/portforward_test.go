@@ -292,11 +292,12 @@ spec: {instanceRef: gone, replicas: 1}
 			want:  result{Stdout: "Forwarding on https://localhost:3473\n"},
 			calls: []forwardCall{{"firebolt", "vault-g0-0", 3473, 3473}},
 		},
-		"EngineWithoutInstanceHasNoScheme": {
+		"EngineWithoutInstanceWarns": {
 			args:      []string{"engine", "port-forward", "orphan"},
 			forwarder: &fakeForwarder{local: 40000},
-			want:      result{Stdout: "Forwarding on localhost:40000\n"},
-			calls:     []forwardCall{{"firebolt", "orphan-g0-0", 0, 3473}},
+			want: result{Stdout: "Forwarding on localhost:40000\n",
+				Stderr: "warning: the scheme is not known (fireboltinstance \"gone\" not found in namespace \"firebolt\"): the engine speaks https when its instance has engine TLS on\n"},
+			calls: []forwardCall{{"firebolt", "orphan-g0-0", 0, 3473}},
 		},
 		"InstanceNotFound": {
 			args: []string{"instance", "port-forward", "nope"},

@@ -136,7 +136,9 @@ func (s *scenario) checkSpecInEffect(eng *unstructured.Unstructured) {
 // come; engine wake of an auto-stopped engine, waiting until it serves;
 // engine status of a drain the fake pods hold, with the live drain check
 // naming each busy pod; engine delete. Port-forward needs a kubelet, which
-// KWOK's pods lack: its pod selection is unit-tested.
+// KWOK's pods lack: TestPortForwardOverSPDY (internal/kubectlfirebolt) runs
+// it through client-go's SPDY dialer against the kubelet's own port-forward
+// server instead.
 func TestPluginOnTheControlPlane(t *testing.T) {
 	s := newScenario(t, "s-plugin")
 	inst := s.instance("demo")
