@@ -31,6 +31,7 @@ require (
 	k8s.io/apiserver v0.35.3
 	k8s.io/cli-runtime v0.35.1
 	k8s.io/client-go v0.35.3
+	k8s.io/kubelet v0.35.3
 	k8s.io/pod-security-admission v0.35.3
 	k8s.io/utils v0.0.0-20260319190234-28399d86e0b5
 	pgregory.net/rapid v1.2.0
@@ -336,7 +337,6 @@ require (
 	k8s.io/kube-aggregator v0.35.1 // indirect
 	k8s.io/kube-openapi v0.0.0-20260127142750-a19766b6e2d4 // indirect
 	k8s.io/kubectl v0.35.1 // indirect
-	k8s.io/kubelet v0.35.3 // indirect
 	k8s.io/metrics v0.35.1 // indirect
 	oras.land/oras-go/v2 v2.6.2 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.34.0 // indirect
