@@ -39,11 +39,14 @@ build:
 
 ## test: unit, whole-response, staleness, render-golden, validate, package and end-to-end tests. The compiler
 ## runs with GOGC=400 (less time collecting garbage); the tests run with the default (env -u GOGC), because
-## some of them measure allocations. The end-to-end package is named first, so go test builds and starts it
-## before the others: it spends minutes waiting on the control plane, and the other packages' builds and
-## tests fill those waits (named last, it began only after every other package had compiled). go test prints
-## each package's result in this order, so the end-to-end result comes first and the rest follow it.
+## some of them measure allocations. Every package is compiled first, once: the end-to-end harness, the
+## package test (hack/xpkg.sh) and the render test each build the function in a go process of their own,
+## and go processes running side by side each compile what the cache lacks, so cold they compiled the same
+## packages at once. The end-to-end package is then named first, so go test starts it before the others:
+## it spends minutes waiting on the control plane, and the other packages' tests fill those waits. go test
+## prints each package's result in this order, so the end-to-end result comes first and the rest follow it.
 test:
+	GOGC=400 go build ./...
 	GOGC=400 go test -count=1 -timeout 45m -exec 'env -u GOGC' ./test/e2e ./...
 
 ## lint: golangci-lint (.golangci.yml) over the whole module, tests, hack/ and test/ included; govet is one
