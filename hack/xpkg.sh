@@ -5,7 +5,8 @@
 #   OUT/kubectl-firebolt-$VERSION-<os>-<arch>.tar.gz  the plugin for linux and darwin, amd64 and arm64
 #   OUT/firebolt.yaml                         its krew manifest (each archive's URL and SHA-256)
 # REGISTRY and VERSION come from the Makefile; PLUGIN_URL is where the
-# archives are published (default: the GitHub release of VERSION).
+# archives are published (default: the GitHub release of VERSION);
+# PACKAGES_ONLY=1 builds the two packages and not the plugin.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: hack/xpkg.sh OUTDIR}
@@ -32,20 +33,26 @@ go run ./hack/pkgstage -registry "$REGISTRY" -version "$VERSION" -stage "$work/c
 	-o "$out/configuration-firebolt-$VERSION.xpkg"
 
 # The plugin: static, paths trimmed, the version stamped, one archive per
-# platform with fixed times and owners (hack/krewpack).
-plugin_url=${PLUGIN_URL:-https://github.com/firebolt-db/firebolt-crossplane/releases/download/$VERSION}
-for platform in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
-	os=${platform%/*} arch=${platform#*/}
-	CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath \
-		-ldflags="-s -w -X github.com/firebolt-db/firebolt-crossplane/internal/kubectlfirebolt.Version=$VERSION" \
-		-o "$work/plugin/$os-$arch/kubectl-firebolt" ./cmd/kubectl-firebolt
-done
-license=()
-if [[ -f LICENSE ]]; then license=(-license LICENSE); fi
-# An assignment, not a process substitution, so that a failure stops here.
-packed=$(go run ./hack/krewpack -version "$VERSION" -url "$plugin_url" \
-	-bins "$work/plugin" -out "$out" "${license[@]}")
-mapfile -t plugin_files <<<"$packed"
+# platform with fixed times and owners (hack/krewpack). PACKAGES_ONLY=1
+# leaves it out: the end-to-end harness installs the two packages and needs
+# nothing else, and cold, the plugin's builds for three foreign platforms
+# were most of the time its stack waited for.
+plugin_files=()
+if [[ "${PACKAGES_ONLY:-}" != 1 ]]; then
+	plugin_url=${PLUGIN_URL:-https://github.com/firebolt-db/firebolt-crossplane/releases/download/$VERSION}
+	for platform in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
+		os=${platform%/*} arch=${platform#*/}
+		CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath \
+			-ldflags="-s -w -X github.com/firebolt-db/firebolt-crossplane/internal/kubectlfirebolt.Version=$VERSION" \
+			-o "$work/plugin/$os-$arch/kubectl-firebolt" ./cmd/kubectl-firebolt
+	done
+	license=()
+	if [[ -f LICENSE ]]; then license=(-license LICENSE); fi
+	# An assignment, not a process substitution, so that a failure stops here.
+	packed=$(go run ./hack/krewpack -version "$VERSION" -url "$plugin_url" \
+		-bins "$work/plugin" -out "$out" "${license[@]}")
+	mapfile -t plugin_files <<<"$packed"
+fi
 
 rm -rf "$work"
 (cd "$out" && sha256sum "function-firebolt-$VERSION.xpkg" "configuration-firebolt-$VERSION.xpkg" "${plugin_files[@]}")
