@@ -114,3 +114,16 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("%s (-want +got):\n%s", path, diff)
 	}
 }
+
+// kubeconfigFor writes a kubeconfig whose current context is server
+// (no credentials) in namespace firebolt, for tests of the real clients.
+func kubeconfigFor(t *testing.T, server string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config")
+	cfg := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: " + server + "}\n" +
+		"users:\n- name: u\n  user: {}\ncontexts:\n- name: x\n  context: {cluster: c, user: u, namespace: firebolt}\ncurrent-context: x\n"
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

@@ -9,8 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sync"
 	"testing"
@@ -108,12 +106,7 @@ func TestPortForwardOverSPDY(t *testing.T) {
 	}))
 	defer api.Close()
 
-	kubeconfig := filepath.Join(t.TempDir(), "config")
-	cfg := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: " + api.URL + "}\n" +
-		"users:\n- name: u\n  user: {}\ncontexts:\n- name: x\n  context: {cluster: c, user: u, namespace: firebolt}\ncurrent-context: x\n"
-	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := kubeconfigFor(t, api.URL)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	var out, errOut syncBuffer

@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -70,12 +68,7 @@ func TestWakeStampsServerTime(t *testing.T) {
 		_, _ = w.Write(claim)
 	}))
 	defer srv.Close()
-	kubeconfig := filepath.Join(t.TempDir(), "config")
-	cfg := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: " + srv.URL + "}\n" +
-		"users:\n- name: u\n  user: {}\ncontexts:\n- name: x\n  context: {cluster: c, user: u, namespace: firebolt}\ncurrent-context: x\n"
-	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := kubeconfigFor(t, srv.URL)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	var out, errOut bytes.Buffer
