@@ -257,6 +257,14 @@ type GenerationRendering struct {
 	// +kubebuilder:validation:MaxLength=64
 	Hash string `json:"hash"`
 
+	// AdoptedHash is set on a generation adopted from the original
+	// operator (kubectl firebolt migrate): the hash the function rendered
+	// for the spec at adoption. While the spec renders it, the adopted
+	// generation is in effect; the next change rolls a new generation.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	AdoptedHash string `json:"adoptedHash,omitempty"`
+
 	// Objects is the canonical JSON of the generation's objects, gzipped and
 	// base64-encoded.
 	// +kubebuilder:validation:MaxLength=262144

@@ -301,6 +301,14 @@ type FireboltInstanceStatus struct {
 	// last stamped to close it).
 	// +optional
 	LastReconciled *metav1.Time `json:"lastReconciled,omitempty"`
+
+	// Adopted holds the components adopted from the original operator
+	// (kubectl firebolt migrate) as they ran: the PostgreSQL StatefulSet,
+	// the metadata and gateway Deployments and their ConfigMaps are
+	// applied as recorded here instead of rendered, so that no pod
+	// restarts, until the spec changes.
+	// +optional
+	Adopted *AdoptedComponents `json:"adopted,omitempty"`
 }
 
 // GatewayTLSMode is the gateway listener's TLS posture.
@@ -412,4 +420,18 @@ type XFireboltInstanceList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 
 	Items []XFireboltInstance `json:"items"`
+}
+
+// AdoptedComponents are an instance's components adopted from the
+// original operator.
+type AdoptedComponents struct {
+	// SpecHash identifies the spec they were adopted under: once the spec
+	// is another, the components are rendered from it.
+	// +kubebuilder:validation:MaxLength=64
+	SpecHash string `json:"specHash"`
+
+	// Objects is the canonical JSON of the adopted objects by composition
+	// resource name, gzipped and base64-encoded.
+	// +kubebuilder:validation:MaxLength=262144
+	Objects string `json:"objects"`
 }

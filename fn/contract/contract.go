@@ -7,6 +7,7 @@ package contract
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -156,4 +157,70 @@ func ParseGatewayRoute(engine, s string) (GatewayRoute, bool) {
 		return GatewayRoute{Service: svc}, true
 	}
 	return GatewayRoute{}, false
+}
+
+// Migration from the original operator (kubectl firebolt migrate). The
+// plugin writes these on the claims it makes from the original's custom
+// resources; Crossplane copies them to the composite, where the function
+// reads them.
+const (
+	// AnnotationMigratedFrom marks a claim made by a migration; its value
+	// is MigratedFromOriginal.
+	AnnotationMigratedFrom = "firebolt.io/migrated-from"
+	// MigratedFromOriginal is AnnotationMigratedFrom's value for the
+	// original Firebolt operator.
+	MigratedFromOriginal = "firebolt-operator"
+	// AnnotationAdoptGeneration on an engine claim is the generation the
+	// original served: the function adopts that generation's live objects
+	// as its rendering instead of rendering a first generation of its own.
+	AnnotationAdoptGeneration = "firebolt.io/adopt-generation"
+)
+
+// AnnotationCompositionResourceName is Crossplane's annotation naming a
+// composed resource within its composite.
+const AnnotationCompositionResourceName = "crossplane.io/composition-resource-name"
+
+// AdoptedNames are the composition resource names the function gives the
+// original operator's objects a migrated claim takes over, keyed by
+// "<resource>/<name>" (statefulsets/demo-metadata-pg). kubectl firebolt
+// migrate stamps each on its object (AnnotationCompositionResourceName)
+// when it releases it. Crossplane v2.4 records every desired object in the
+// composite's resourceRefs before it applies any, and once a reference
+// names an existing object without that annotation it cannot compose the
+// composite again (errAnonymousCD, internal/controller/apiextensions/
+// composite/composition_functions.go:907): a first apply that fails half
+// way, as one that meets a transient error does, would leave the claim
+// stuck. Stamped, the object is observed as the composed resource it is
+// about to become.
+type AdoptedNames map[string]string
+
+// EngineAdoptedNames are those of engine's generation gen and its routing
+// Service.
+func EngineAdoptedNames(engine string, gen int) AdoptedNames {
+	g := engine + "-g" + strconv.Itoa(gen)
+	prefix := "g" + strconv.Itoa(gen) + "-"
+	return AdoptedNames{
+		"statefulsets/" + g:                  prefix + "statefulset",
+		"services/" + g + "-hl":              prefix + "headless",
+		"configmaps/" + g + "-config":        prefix + "config",
+		"services/" + RoutingService(engine): "service",
+	}
+}
+
+// InstanceAdoptedNames are those of instance's components with internal
+// PostgreSQL.
+func InstanceAdoptedNames(instance string) AdoptedNames {
+	return AdoptedNames{
+		"secrets/" + PostgresCredentials(instance):      "postgres-credentials",
+		"statefulsets/" + instance + "-metadata-pg":     "postgres",
+		"services/" + instance + "-metadata-pg":         "postgres-headless",
+		"configmaps/" + instance + "-metadata-config":   "metadata-config",
+		"deployments/" + instance + "-metadata":         "metadata",
+		"services/" + instance + "-metadata":            "metadata-service",
+		"configmaps/" + instance + "-gateway-config":    "gateway-config",
+		"deployments/" + instance + "-gateway":          "gateway",
+		"services/" + instance + "-gateway":             "gateway-service",
+		"poddisruptionbudgets/" + instance + "-gateway": "gateway-pdb",
+		"serviceaccounts/" + instance + "-gateway":      "gateway-serviceaccount",
+	}
 }

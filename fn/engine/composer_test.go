@@ -166,6 +166,14 @@ func TestRunFunction(t *testing.T) {
 				c.GetFields()["spec"].GetStructValue().Fields["replicas"] = structpb.NewNumberValue(3)
 			},
 		},
+		// A claim kubectl firebolt migrate made asks for the original's
+		// generation 0; once Crossplane hands it in, it is recorded as it
+		// runs and the engine moves to creating it.
+		"adopt-asks": {request: "new", mutate: adoptingRequest(t, "0", false)},
+		"adopt":      {request: "new", mutate: adoptingRequest(t, "0", true)},
+		// A generation this product cannot number: nothing is asked for
+		// or created, and EngineReady says why.
+		"adopt-refused": {request: "new", mutate: adoptingRequest(t, "1000", true)},
 		// Crossplane found no claim: no generation to vouch for.
 		"stable-claim-gone": {
 			request: "stable",

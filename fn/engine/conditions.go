@@ -89,6 +89,9 @@ type readyFacts struct {
 	// AutoStopped is why auto-stop holds the engine at zero; "" when it
 	// does not (disabled, or spec.replicas is what is zero).
 	AutoStopped string
+	// AdoptionFailed says why a migrated claim's generation cannot be
+	// adopted.
+	AdoptionFailed string
 }
 
 // engineReady derives EngineReady with the seed's precedence:
@@ -106,6 +109,8 @@ func engineReady(f readyFacts) Condition {
 		return c(ReasonInstanceNotReady, f.Instance.Message)
 	case f.Gated && f.ClassProblem != "":
 		return c(ReasonClassNotFound, f.ClassProblem)
+	case f.AdoptionFailed != "":
+		return c(ReasonAdoptionFailed, f.AdoptionFailed)
 	case f.DrainFailing != "":
 		return c(ReasonDrainCheckFailing, fmt.Sprintf("drain check of generation %d is failing: %s", f.DrainingGen, f.DrainFailing))
 	case f.Rejection != nil:

@@ -187,7 +187,7 @@ func (m *machine) updateDone(n int, in phased.Input, d phased.Decision, rec Reco
 	case o.CurrentRevision == "" || o.CurrentRevision != o.UpdateRevision || o.UpdatedReplicas < o.Replicas:
 		return false
 	}
-	return m.canRender() && rec.Hash == renderedHash(m.renderInput(n))
+	return m.canRender() && rec.matches(renderedHash(m.renderInput(n)))
 }
 
 // unrolled resumes the in-place update of generation n when, at rest, its
@@ -235,7 +235,7 @@ func (m *machine) carriesRecording(n int, rec Recording) bool {
 // replaces the generation.
 func (m *machine) updateDrifted(n int, rec Recording) bool {
 	next := m.render(n)
-	if next.Hash == rec.Hash {
+	if rec.matches(next.Hash) {
 		return false
 	}
 	if m.policy.Rollout != v1alpha1.RolloutPhased || classify(rec.Objects, next.Objects) == changeNew {

@@ -95,6 +95,10 @@ type Inputs struct {
 	// Certificate, when it serves TLS.
 	ServingCert CertIssue
 
+	// Adopt is the original operator's generation a migrated claim asks
+	// to adopt, and its live objects.
+	Adopt Adoption
+
 	// WakeStamp is the composite's firebolt.io/wake-requested annotation,
 	// which Crossplane copies from the claim the wake agent stamps; "" when
 	// absent.
@@ -168,6 +172,7 @@ func Read(c composite.Call) (Inputs, error) {
 		Namespace: claim.Namespace,
 		Config:    c.Config,
 	}
+	var err error
 	if err := decodeField(u.Object, "spec", &in.Spec); err != nil {
 		return Inputs{}, errors.Wrap(err, "cannot decode composite spec")
 	}
@@ -180,8 +185,10 @@ func Read(c composite.Call) (Inputs, error) {
 	in.WakeStamp = u.GetAnnotations()[autostop.WakeAnnotation]
 
 	in.Observed = observedComposed(c.Req.GetObserved().GetResources())
+	if in.Adopt, err = readAdoption(c, in); err != nil {
+		return Inputs{}, err
+	}
 
-	var err error
 	if in.Engine != "" {
 		if in.Claim, err = claimgen.Read(c.Req, in.Engine, in.Spec); err != nil {
 			return Inputs{}, err

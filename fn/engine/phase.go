@@ -119,6 +119,9 @@ type machine struct {
 	// moved is what the function remembers of an in-place step's move of
 	// the partition (phased.Remember); nil when it made none.
 	moved *phased.Recent
+	// adoptionFailed says why the generation a migrated claim asks to
+	// adopt cannot be; "" when none is asked or it can be.
+	adoptionFailed string
 }
 
 func newMachine(in Inputs, sig Signals) *machine {
@@ -185,6 +188,10 @@ func (m *machine) step() {
 	switch st.Phase {
 	case "":
 		m.gatedPhase = true
+		if m.in.Adopt.Asked {
+			m.adopt()
+			return
+		}
 		m.initialize()
 	case v1alpha1.EnginePhaseCreating:
 		if m.nextCommitted(st.CurrentGeneration) {
@@ -236,7 +243,7 @@ func (m *machine) stable() {
 		return
 	}
 	m.emit[n] = emitAll
-	if rec, ok := m.in.Renderings[n]; ok && rec.usable() && rec.Hash == renderedHash(m.renderInput(n)) {
+	if rec, ok := m.in.Renderings[n]; ok && rec.usable() && rec.matches(renderedHash(m.renderInput(n))) {
 		if m.unrolled(n, rec) {
 			return
 		}
@@ -294,7 +301,7 @@ func (m *machine) creating() {
 		m.recorded[n] = m.render(n)
 		m.ttl = ttlProgress
 		return
-	case rec.Hash != renderedHash(m.renderInput(n)):
+	case !rec.matches(renderedHash(m.renderInput(n))):
 		if a >= 0 && routedGeneration(m.in.Observed[RoutingServiceKey]) == n {
 			// The Service already reached n (a call pointed it there and
 			// its status write was lost), so n serves traffic: abandoning

@@ -255,16 +255,17 @@ func (m *machine) objectReady(gen int, suffix string, obs *ObservedObject) bool 
 
 func (m *machine) readyFacts() readyFacts {
 	f := readyFacts{
-		Phase:        m.next.Phase,
-		Initializing: m.in.Status.Phase == "",
-		Gated:        m.gatedPhase,
-		Instance:     m.instance,
-		ClassProblem: m.classProblem,
-		Rejection:    m.rejection,
-		DrainFailing: m.drainMsg,
-		GatewayHold:  m.tlsHold,
-		Current:      m.next.CurrentGeneration,
-		Active:       m.next.ActiveGeneration,
+		Phase:          m.next.Phase,
+		Initializing:   m.in.Status.Phase == "",
+		Gated:          m.gatedPhase,
+		Instance:       m.instance,
+		ClassProblem:   m.classProblem,
+		Rejection:      m.rejection,
+		DrainFailing:   m.drainMsg,
+		GatewayHold:    m.tlsHold,
+		AdoptionFailed: m.adoptionFailed,
+		Current:        m.next.CurrentGeneration,
+		Active:         m.next.ActiveGeneration,
 	}
 	if m.autoStop.enabled && m.in.Spec.Replicas == 0 && m.autoStop.status != nil {
 		f.AutoStopped = m.autoStop.status.Reason
@@ -314,7 +315,7 @@ func sameStatus(a, b v1alpha1.FireboltEngineStatus) bool {
 func decodeRecordingsKeepEncoded(rs []v1alpha1.GenerationRendering) map[int]Recording {
 	out := make(map[int]Recording, len(rs))
 	for _, r := range rs {
-		out[r.Generation] = Recording{Generation: r.Generation, Hash: r.Hash, Encoded: r.Objects}
+		out[r.Generation] = Recording{Generation: r.Generation, Hash: r.Hash, AdoptedHash: r.AdoptedHash, Encoded: r.Objects}
 	}
 	return out
 }
@@ -374,6 +375,7 @@ func requirements(in Inputs) map[string]Requirement {
 		r[RequirementAdminSecret] = Requirement{APIVersion: "v1", Kind: "Secret", Name: pw.Name, Namespace: in.Namespace}
 	}
 	servingCertRequirement(in, r)
+	adoptRequirements(in, r)
 	if name, _, ok := rolledPodName(in); ok {
 		r[RequirementRolledPod] = Requirement{APIVersion: "v1", Kind: "Pod", Name: name, Namespace: in.Namespace}
 	}

@@ -1,11 +1,7 @@
 package engine
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/base64"
 	"encoding/json"
-	"io"
 	"sort"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -70,8 +66,13 @@ type recordingDoc struct {
 type Recording struct {
 	Generation int
 	Hash       string
-	Encoded    string
-	Objects    GenerationObjects
+	// AdoptedHash is set on a generation adopted from the original
+	// operator: the hash this function rendered for the spec it was
+	// adopted under. The spec renders the generation while it renders
+	// either hash (matches).
+	AdoptedHash string
+	Encoded     string
+	Objects     GenerationObjects
 	// Err says why a stored rendering could not be decoded; Objects is then
 	// empty and the generation is treated as having no recording.
 	Err error
@@ -117,6 +118,12 @@ func (r Recording) desired(structs *generationStructs, suffix string, ready bool
 	return DesiredObject{Object: deepCopy(obj), Ready: ready}
 }
 
+// matches reports whether a spec that renders hash renders this
+// generation: its own hash, or the hash of the spec it was adopted under.
+func (r Recording) matches(hash string) bool {
+	return r.Hash == hash || (r.AdoptedHash != "" && r.AdoptedHash == hash)
+}
+
 // usable reports whether the recording can reproduce its generation.
 func (r Recording) usable() bool { return r.Err == nil && r.Objects.StatefulSet != nil }
 
@@ -143,13 +150,7 @@ func (r Recording) encoded() Recording {
 	if r.Encoded != "" {
 		return r
 	}
-	var buf bytes.Buffer
-	// A zero gzip header (no name, no time) keeps the encoding a function of
-	// the bytes alone.
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	_, _ = zw.Write(canonical(r.Objects))
-	_ = zw.Close()
-	r.Encoded = base64.StdEncoding.EncodeToString(buf.Bytes())
+	r.Encoded = composite.Pack(canonical(r.Objects))
 	return r
 }
 
@@ -178,23 +179,9 @@ func decodeRecordingSized(engine, namespace string, ps v1beta1.PodSecurity, r v1
 }
 
 func decodeObjects(s string) (GenerationObjects, int, error) {
-	if len(s) > maxEncodedRecordingBytes {
-		return GenerationObjects{}, 0, errors.Errorf("encoded rendering exceeds %d bytes", maxEncodedRecordingBytes)
-	}
-	z, err := base64.StdEncoding.DecodeString(s)
+	b, err := composite.Unpack(s, "rendering", maxEncodedRecordingBytes, maxRecordingBytes)
 	if err != nil {
-		return GenerationObjects{}, 0, errors.Wrap(err, "cannot decode base64")
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(z))
-	if err != nil {
-		return GenerationObjects{}, 0, errors.Wrap(err, "cannot decompress")
-	}
-	b, err := io.ReadAll(io.LimitReader(zr, maxRecordingBytes+1))
-	if err != nil {
-		return GenerationObjects{}, 0, errors.Wrap(err, "cannot decompress")
-	}
-	if len(b) > maxRecordingBytes {
-		return GenerationObjects{}, 0, errors.Errorf("decompressed rendering exceeds %d bytes", maxRecordingBytes)
+		return GenerationObjects{}, 0, err
 	}
 	var doc recordingDoc
 	if err := json.Unmarshal(b, &doc); err != nil {
@@ -225,7 +212,11 @@ func decodeRecordings(engine, namespace string, ps v1beta1.PodSecurity, rs []v1a
 		return out
 	}
 	for _, r := range rs {
-		out[r.Generation] = decodeRecordingMemo(engine, namespace, ps, r)
+		rec := decodeRecordingMemo(engine, namespace, ps, r)
+		if rec.Err == nil && adoptedHashShape.MatchString(r.AdoptedHash) {
+			rec.AdoptedHash = r.AdoptedHash
+		}
+		out[r.Generation] = rec
 	}
 	return out
 }
@@ -238,7 +229,7 @@ func statusRenderings(rs map[int]Recording) []v1alpha1.GenerationRendering {
 		if r.Err != nil {
 			continue
 		}
-		out = append(out, v1alpha1.GenerationRendering{Generation: r.Generation, Hash: r.Hash, Objects: r.Encoded})
+		out = append(out, v1alpha1.GenerationRendering{Generation: r.Generation, Hash: r.Hash, AdoptedHash: r.AdoptedHash, Objects: r.Encoded})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Generation < out[j].Generation })
 	if len(out) == 0 {

@@ -53,7 +53,8 @@ func plainRenderings(raw any) ([]v1alpha1.GenerationRendering, bool) {
 	out := make([]v1alpha1.GenerationRendering, 0, len(items))
 	for _, it := range items {
 		m, ok := it.(map[string]any)
-		if !ok || len(m) != 3 {
+		adopted, okA := m["adoptedHash"].(string)
+		if !ok || (len(m) != 3 && (!okA || len(m) != 4)) {
 			return nil, false
 		}
 		gen, okG := wholeNumber(m["generation"])
@@ -62,7 +63,7 @@ func plainRenderings(raw any) ([]v1alpha1.GenerationRendering, bool) {
 		if !okG || !okH || !okO {
 			return nil, false
 		}
-		out = append(out, v1alpha1.GenerationRendering{Generation: gen, Hash: hash, Objects: objs})
+		out = append(out, v1alpha1.GenerationRendering{Generation: gen, Hash: hash, AdoptedHash: adopted, Objects: objs})
 	}
 	if len(out) == 0 {
 		// JSON decodes [] to an empty, non-nil slice; keep that path.
@@ -93,7 +94,11 @@ func statusMap(status v1alpha1.FireboltEngineStatus) (map[string]any, error) {
 	}
 	items := make([]any, len(rs))
 	for i, r := range rs {
-		items[i] = map[string]any{"generation": float64(r.Generation), "hash": r.Hash, "objects": r.Objects}
+		item := map[string]any{"generation": float64(r.Generation), "hash": r.Hash, "objects": r.Objects}
+		if r.AdoptedHash != "" {
+			item["adoptedHash"] = r.AdoptedHash
+		}
+		items[i] = item
 	}
 	m["renderings"] = items
 	return m, nil

@@ -196,6 +196,8 @@ func compute(in Inputs, cfg v1beta1.Resolved) (Plan, error) {
 	if w := wakeOnZero(spec.Gateway.Template, in.Conditions); w != nil {
 		c.plan.Conditions = append(c.plan.Conditions, *w)
 	}
+	c.adoptRequirements()
+	c.adopt()
 	c.generations(metaBlock == nil && gwBlock == nil)
 	return c.plan, nil
 }
@@ -233,6 +235,9 @@ type computation struct {
 	// renderedFiles are the gateway ConfigMap's files this call renders;
 	// nil when it renders none.
 	renderedFiles map[string]string
+	// holdComposed keeps status.composedGeneration where it was: the call
+	// leaves out objects it is about to adopt.
+	holdComposed bool
 }
 
 // add renders a typed object as desired state under rn.

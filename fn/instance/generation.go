@@ -20,7 +20,7 @@ func (c *computation) generations(allRendered bool) {
 	st := &c.plan.Status
 
 	st.ComposedGeneration = prev.ComposedGeneration
-	if allRendered && claim.Found && claim.SpecMatches {
+	if allRendered && claim.Found && claim.SpecMatches && !c.holdComposed {
 		st.ComposedGeneration = claim.Generation
 	}
 

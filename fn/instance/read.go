@@ -66,6 +66,10 @@ type Inputs struct {
 	// the CAs of their certificates.
 	EngineTLS EngineTLSInputs
 
+	// Adoption is what a claim a migration made adopts of the original
+	// operator's components.
+	Adoption Adoption
+
 	// Now is the time of the call; only signing-key rotation reads it.
 	Now time.Time
 }
@@ -124,6 +128,9 @@ func read(c composite.Call, pw PasswordGenerator) (Inputs, error) {
 		return Inputs{}, err
 	}
 	if in.EngineTLS, err = readEngineTLS(c.Req); err != nil {
+		return Inputs{}, err
+	}
+	if in.Adoption, err = readAdoption(c.Req, in, c.Config.PodSecurity); err != nil {
 		return Inputs{}, err
 	}
 

@@ -119,6 +119,9 @@ var groups = []group{
 			"Nothing: wait for it with `kubectl firebolt engine wait NAME`."},
 	}},
 	{Condition: Condition{Type: "EngineReady", Kinds: []string{engine}, About: "whether the engine serves traffic on a generation whose pods are all ready; Crossplane's `Ready` follows it. Besides the reasons below it may carry the reason of a Warning event of a stuck StatefulSet (e.g. `FailedCreate`), see `StatefulSetWarning`."}, reasons: []reason{
+		{"AdoptionFailed", isFalse,
+			"The claim was made by `kubectl firebolt migrate` and asks (annotation `firebolt.io/adopt-generation`) to adopt the generation the original operator served, which cannot be adopted: its StatefulSet, headless Service or ConfigMap is missing or not shaped as the original makes them, or its pods ask for what this product refuses. Nothing is created or changed; the original's objects keep running.",
+			"Read the message. If the original's generation is gone or not wanted, remove the annotation from the claim to create a first generation instead (its pods replace the original's). See docs/migration.md."},
 		{"AutoStopped", isFalse,
 			"Auto-stop holds the engine at zero replicas (the message says why). It is not broken (Argo CD reads it as Suspended).",
 			"Nothing. A query through the gateway wakes it, or `kubectl firebolt engine wake NAME`."},
