@@ -3,11 +3,13 @@ package kubectlfirebolt
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/crossplane/function-sdk-go/errors"
 
@@ -113,16 +115,22 @@ const (
 
 // listClaims lists every claim of r in the namespace, page by page.
 func listClaims(ctx context.Context, c Clients, r schema.GroupVersionResource) ([]unstructured.Unstructured, error) {
+	return listPages(ctx, c.Dynamic.Resource(r).Namespace(c.Namespace), r.Resource, fmt.Sprintf("namespace %q", c.Namespace))
+}
+
+// listPages lists every object ri serves, page by page, holding at most
+// listMaxItems; what and where name them in errors.
+func listPages(ctx context.Context, ri dynamic.ResourceInterface, what, where string) ([]unstructured.Unstructured, error) {
 	var items []unstructured.Unstructured
 	opts := metav1.ListOptions{Limit: listPageSize}
 	for {
-		l, err := c.Dynamic.Resource(r).Namespace(c.Namespace).List(ctx, opts)
+		l, err := ri.List(ctx, opts)
 		if err != nil {
-			return nil, errors.Wrapf(err, "cannot list %s in namespace %q", r.Resource, c.Namespace)
+			return nil, errors.Wrapf(err, "cannot list %s in %s", what, where)
 		}
 		items = append(items, l.Items...)
 		if len(items) > listMaxItems {
-			return nil, errors.Errorf("more than %d %s in namespace %q", listMaxItems, r.Resource, c.Namespace)
+			return nil, errors.Errorf("more than %d %s in %s", listMaxItems, what, where)
 		}
 		if opts.Continue = l.GetContinue(); opts.Continue == "" {
 			return items, nil

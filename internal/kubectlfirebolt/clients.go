@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -42,6 +43,9 @@ type Clients struct {
 	Dynamic dynamic.Interface
 	// Core reads Services, Pods and StatefulSets.
 	Core Core
+	// Metadata reads and patches the metadata of what the original
+	// operator made (migrate); a Secret's data never reaches it.
+	Metadata metadata.Interface
 	// Namespace is the namespace the commands work in: -n, else the
 	// context's namespace, else default.
 	Namespace string
@@ -127,9 +131,14 @@ func NewClients(f Flags) (Clients, error) {
 	if err != nil {
 		return Clients{}, errors.Wrap(err, "cannot create an apps/v1 client")
 	}
+	md, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return Clients{}, errors.Wrap(err, "cannot create a metadata client")
+	}
 	core := typedClients{core: cv1, apps: av1}
 	return Clients{
 		Dynamic:   dyn,
+		Metadata:  md,
 		Core:      core,
 		Namespace: ns,
 		Forwarder: spdyForwarder{config: cfg, core: core},

@@ -176,7 +176,7 @@ func TestRun(t *testing.T) {
 	}{
 		"Version":        {args: []string{"version"}, want: result{Stdout: "kubectl-firebolt dev\n"}},
 		"VersionNoJSON":  {args: []string{"version", "-o", "json"}, want: result{Code: 1, Stderr: "error: -o json: version prints table only\n"}},
-		"NoCommand":      {args: nil, want: result{Code: 1, Stderr: "error: expected one of \"engine\", \"instance\", \"version\"\n"}},
+		"NoCommand":      {args: nil, want: result{Code: 1, Stderr: "error: expected one of \"engine\", \"instance\", \"migrate\", \"version\"\n"}},
 		"UnknownCommand": {args: []string{"engines"}, want: result{Code: 1, Stderr: "error: unexpected argument engines, did you mean \"engine\"?\n"}},
 		"UnknownFlag":    {args: []string{"engine", "list", "--all"}, want: result{Code: 1, Stderr: "error: unknown flag --all\n"}},
 		"GlobalFlags": {

@@ -59,36 +59,17 @@ func (cmd engineDeleteCmd) Run(e *Env) error {
 	return err
 }
 
-// Polling bounds of waitGone: the first look is soon (a claim without
-// composed resources goes at once), later ones back off.
-var (
-	goneFirstPoll = 100 * time.Millisecond
-	goneMaxPoll   = 2 * time.Second
-)
-
 // waitGone waits until the object name of uid is gone (or replaced by a
-// new one of the same name), or timeout passes.
+// new one of the same name), or timeout passes. A failed read is retried
+// until the timeout: the delete was accepted, and one read says nothing
+// about the claim.
 func waitGone(ctx context.Context, res dynamic.ResourceInterface, name string, uid types.UID, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	poll := goneFirstPoll
-	for {
+	err := waitUntil(ctx, timeout, "deletion", func(ctx context.Context) (bool, error) {
 		u, err := res.Get(ctx, name, metav1.GetOptions{})
-		switch {
-		case kerrors.IsNotFound(err) || (err == nil && u.GetUID() != uid):
-			return nil
-		case ctx.Err() != nil:
-			return errors.Errorf("fireboltengine %q is being deleted but still there after %s: Crossplane deletes what it composed first; see kubectl firebolt engine status %s", name, timeout, name)
-		case err != nil:
-			// A failed read is retried until the timeout: the delete was
-			// accepted, and one read says nothing about the claim.
-		}
-		t := time.NewTimer(poll)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-		case <-t.C:
-		}
-		poll = min(2*poll, goneMaxPoll)
+		return kerrors.IsNotFound(err) || (err == nil && u.GetUID() != uid), nil
+	})
+	if err != nil {
+		return errors.Errorf("fireboltengine %q is being deleted but still there after %s: Crossplane deletes what it composed first; see kubectl firebolt engine status %s", name, timeout, name)
 	}
+	return nil
 }

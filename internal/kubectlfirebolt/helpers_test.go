@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
 	"sigs.k8s.io/yaml"
 )
 
@@ -32,6 +33,9 @@ type fakeCluster struct {
 	core      *kubefake.Clientset
 	forwarder Forwarder
 	scraper   Scraper
+	// md is the metadata client (migrate); nil leaves Clients.Metadata
+	// nil.
+	md *metadatafake.FakeMetadataClient
 	// flags records what the last newClients call was given.
 	flags Flags
 }
@@ -58,7 +62,11 @@ func (f *fakeCluster) newClients(fl Flags) (Clients, error) {
 	if ns == "" {
 		ns = testNamespace
 	}
-	return Clients{Dynamic: f.dyn, Core: f.core, Namespace: ns, Forwarder: f.forwarder, Scraper: f.scraper, Now: func() time.Time { return testNow }}, nil
+	c := Clients{Dynamic: f.dyn, Core: f.core, Namespace: ns, Forwarder: f.forwarder, Scraper: f.scraper, Now: func() time.Time { return testNow }}
+	if f.md != nil {
+		c.Metadata = f.md
+	}
+	return c, nil
 }
 
 // result is what one run printed and returned.

@@ -115,7 +115,10 @@ func inside(m *testing.M) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	c, err := harness.Start(ctx, tools, filepath.Join(os.Getenv(envWork), "stack"), os.Stderr)
+	// The original operator is made and migrated up to step 5 while the
+	// stack starts, before the Configuration is installed
+	// (original_test.go); TestMigration finishes it.
+	c, err := harness.Start(ctx, tools, filepath.Join(os.Getenv(envWork), "stack"), os.Stderr, harness.BeforePackages(setUpOriginal))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: cannot start the stack:", err)
 		return 1

@@ -64,6 +64,11 @@ type Cluster struct {
 	forwards []*forwarder
 
 	wrap func(http.RoundTripper) http.RoundTripper
+
+	// beforePackages runs beside the stack's start once the control plane
+	// and its pods run, and must end before the Configuration is
+	// installed; nil when no option set it.
+	beforePackages func(context.Context, *Cluster) error
 }
 
 // An Option changes how Start sets the stack up.
@@ -75,6 +80,14 @@ type Option func(*Cluster)
 // what the API server reports.
 func WithTransport(wrap func(http.RoundTripper) http.RoundTripper) Option {
 	return func(c *Cluster) { c.wrap = wrap }
+}
+
+// BeforePackages runs hook while cert-manager, Crossplane and the function
+// start, and waits for it before the packages are installed: the
+// migration scenario makes the original operator's CRDs and objects and
+// moves them over there, while nothing of this product's API is served.
+func BeforePackages(hook func(context.Context, *Cluster) error) Option {
+	return func(c *Cluster) { c.beforePackages = hook }
 }
 
 // Start brings up the whole stack in dir: the control plane, cert-manager
@@ -104,15 +117,20 @@ func Start(ctx context.Context, tools *Tools, dir string, log io.Writer, opts ..
 	for _, o := range opts {
 		o(c)
 	}
+	var before <-chan error
 	steps := []struct {
 		name string
 		run  func(context.Context) error
 	}{
 		{"control plane", c.startControlPlane},
 		{"background helpers", func(context.Context) error { c.startBackground(bg); return nil }},
-		{"cert-manager", c.startCertManager},
+		{"cert-manager", func(ctx context.Context) error {
+			before = c.startBeforePackages(ctx)
+			return c.startCertManager(ctx)
+		}},
 		{"Crossplane", c.startCrossplane},
 		{"deploy/ manifests and the function", c.startFunction},
+		{"work before the packages", func(ctx context.Context) error { return waitBefore(ctx, before) }},
 		{"registry and packages", c.installPackages},
 		{"provider-kubernetes", c.startProviderKubernetes},
 	}
@@ -128,6 +146,29 @@ func Start(ctx context.Context, tools *Tools, dir string, log io.Writer, opts ..
 	}
 	c.logf("stack up in %s", time.Since(start).Round(time.Millisecond))
 	return c, nil
+}
+
+// startBeforePackages starts the BeforePackages hook, if any.
+func (c *Cluster) startBeforePackages(ctx context.Context) <-chan error {
+	if c.beforePackages == nil {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.beforePackages(ctx, c) }()
+	return done
+}
+
+// waitBefore waits for the BeforePackages hook started, if any.
+func waitBefore(ctx context.Context, done <-chan error) error {
+	if done == nil {
+		return nil
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return errors.Wrap(ctx.Err(), "the work before the packages did not end")
+	}
 }
 
 // Stop ends every process in reverse start order, then the forwards to
