@@ -127,11 +127,19 @@ func setUpOriginalAndMigrate(ctx context.Context, c *harness.Cluster) error {
 		}
 	}
 
-	// Refused while an engine is mid-rollout, with nothing changed; once
-	// it rests, it goes with the others.
+	// Refused while an engine is mid-rollout and the instance is not
+	// Ready, each named, with nothing changed; once they rest, they go
+	// with the others.
+	if err := setOriginalStatus(ctx, c, migrationRefusedNamespace, origInsts, "demo", map[string]any{"phase": "Provisioning"}); err != nil {
+		return err
+	}
 	r := migrate(ctx, c, 0, "-n", migrationRefusedNamespace)
-	if r.Code != 1 || !strings.Contains(r.Stderr, `fireboltengine migrate-refused/analytics is in phase "draining", mid-rollout`) {
-		return errors.Errorf("a migration of an engine mid-rollout: exit %d, want 1 naming it:\n%s%s", r.Code, r.Stdout, r.Stderr)
+	if r.Code != 1 || !strings.Contains(r.Stderr, `fireboltengine migrate-refused/analytics is in phase "draining", mid-rollout`) ||
+		!strings.Contains(r.Stderr, `fireboltinstance migrate-refused/demo is in phase "Provisioning", not Ready`) {
+		return errors.Errorf("a migration of an engine mid-rollout and an instance not Ready: exit %d, want 1 naming both:\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if err := setOriginalStatus(ctx, c, migrationRefusedNamespace, origInsts, "demo", map[string]any{"phase": "Ready"}); err != nil {
+		return err
 	}
 	if _, err := os.Stat(filepath.Join(dir, migrationRefusedNamespace+"_fireboltengine_analytics.json")); !os.IsNotExist(err) {
 		return errors.Errorf("a refused migration saved something: %v", err)
