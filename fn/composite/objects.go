@@ -2,6 +2,7 @@ package composite
 
 import (
 	"encoding/json"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -66,6 +67,25 @@ func prune(v any) {
 // function owns. Everything else is the API server's or Crossplane's, and
 // returning it would be refused or would fight them.
 var keptMetadata = []string{"name", "namespace", "labels", "annotations"}
+
+// ForeignMetadata is a metadata field of obj that the function does not
+// own (keptMetadata), in a sorted order; "" when there is none. A
+// recording replayed from a status must set no other: owner references
+// or finalizers there would be applied by Crossplane.
+func ForeignMetadata(obj map[string]any) string {
+	md, _ := obj["metadata"].(map[string]any)
+	var foreign []string
+	for k := range md {
+		if !slices.Contains(keptMetadata, k) {
+			foreign = append(foreign, k)
+		}
+	}
+	if len(foreign) == 0 {
+		return ""
+	}
+	slices.Sort(foreign)
+	return foreign[0]
+}
 
 // annotationLastAppliedKubectl is kubectl's copy of what it last applied;
 // the function never owns it.

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -127,9 +126,6 @@ func adoptedObjects(engine, namespace string, gen int, live map[string]*unstruct
 	}
 	return objs, ""
 }
-
-// adoptedHashShape is the shape of a rendering hash (podtemplate.ContentHash).
-var adoptedHashShape = regexp.MustCompile(`^[0-9a-f]{16}$`)
 
 // adopt is the first call of a migrated engine: instead of rendering a
 // first generation, it records the generation the original serves, as it

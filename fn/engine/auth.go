@@ -7,14 +7,15 @@ import (
 	"github.com/firebolt-db/firebolt-crossplane/fn/signing"
 )
 
-// authHashLen is the length of signing.EngineAuth.Hash: 16 hex digits.
-const authHashLen = 16
+// hashLen is the length of every hash this function writes (rendering
+// hashes, podtemplate.ContentHash; signing.EngineAuth.Hash): 16 hex digits.
+const hashLen = 16
 
-// isAuthHash: s has the shape of signing.EngineAuth.Hash. Anything else
+// isHash: s has the shape of a hash this function writes. Anything else
 // read from a recording or a status is treated as no hash, so a hostile
-// one is never published.
-func isAuthHash(s string) bool {
-	if len(s) != authHashLen {
+// one is never published or compared.
+func isHash(s string) bool {
+	if len(s) != hashLen {
 		return false
 	}
 	for i := range len(s) {
@@ -29,7 +30,7 @@ func isAuthHash(s string) bool {
 // the hash of the authentication its pods run; "" without one.
 func recordedAuthHash(rec Recording) string {
 	h, _, _ := unstructured.NestedString(rec.Objects.StatefulSet, "metadata", "annotations", signing.AnnotationAuthHash)
-	if !isAuthHash(h) {
+	if !isHash(h) {
 		return ""
 	}
 	return h
@@ -45,7 +46,7 @@ func (m *machine) observedAuthHash() string {
 	switch m.next.Phase {
 	case v1alpha1.EnginePhaseStable, v1alpha1.EnginePhaseStopped:
 	default:
-		if prev := m.in.Status.ObservedAuthHash; isAuthHash(prev) {
+		if prev := m.in.Status.ObservedAuthHash; isHash(prev) {
 			return prev
 		}
 		return ""

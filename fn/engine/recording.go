@@ -213,7 +213,7 @@ func decodeRecordings(engine, namespace string, ps v1beta1.PodSecurity, rs []v1a
 	}
 	for _, r := range rs {
 		rec := decodeRecordingMemo(engine, namespace, ps, r)
-		if rec.Err == nil && adoptedHashShape.MatchString(r.AdoptedHash) {
+		if rec.Err == nil && isHash(r.AdoptedHash) {
 			rec.AdoptedHash = r.AdoptedHash
 		}
 		out[r.Generation] = rec

@@ -14,6 +14,7 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/input/v1beta1"
+	"github.com/firebolt-db/firebolt-crossplane/fn/composite"
 	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
 )
 
@@ -41,10 +42,6 @@ func generationIdentity(engine, namespace string, gen int, suffix string) identi
 	}
 	return id
 }
-
-// renderedMetadata are the metadata fields a rendering sets. Anything else
-// (owner references, finalizers, generateName) was not rendered here.
-var renderedMetadata = map[string]bool{"name": true, "namespace": true, "labels": true, "annotations": true}
 
 // verifyRecording accepts a decoded recording only if replaying it cannot
 // do more than re-apply what this engine's generation would have been:
@@ -123,11 +120,8 @@ func verifyIdentity(obj map[string]any, want identity) error {
 	if l := u.GetLabels(); !reflect.DeepEqual(l, want.Labels) {
 		return errors.Errorf("has labels %v, want %v", l, want.Labels)
 	}
-	md, _ := obj["metadata"].(map[string]any)
-	for k := range md {
-		if !renderedMetadata[k] {
-			return errors.Errorf("sets metadata.%s, which no rendering sets", k)
-		}
+	if k := composite.ForeignMetadata(obj); k != "" {
+		return errors.Errorf("sets metadata.%s, which no rendering sets", k)
 	}
 	return nil
 }

@@ -73,7 +73,7 @@ func (r Routing) normalized() Routing {
 	if len(validation.IsValidLabelValue(r.Instance)) > 0 {
 		r.Instance = ""
 	}
-	if !isAuthHash(r.ObservedAuthHash) {
+	if !isHash(r.ObservedAuthHash) {
 		r.ObservedAuthHash = ""
 	}
 	if _, ok := contract.ParseGatewayRoute(r.Engine, r.GatewayRoute); !ok {

@@ -112,7 +112,7 @@ func (m *machine) recordedTLSHash(gen int) string {
 	md, _ := rec.Objects.StatefulSet["metadata"].(map[string]any)
 	ann, _ := md["annotations"].(map[string]any)
 	h, _ := ann[AnnotationEngineTLSHash].(string)
-	if !isAuthHash(h) {
+	if !isHash(h) {
 		return ""
 	}
 	return h

@@ -142,11 +142,8 @@ func checkAdoptable(n names, ad adoptable, obj map[string]any, ps v1beta1.PodSec
 	if l := u.GetLabels(); l[LabelInstance] != n.instance {
 		return errors.Errorf("%s %s has label %s=%q, want %q", ad.kind, u.GetName(), LabelInstance, l[LabelInstance], n.instance)
 	}
-	md, _ := obj["metadata"].(map[string]any)
-	for k := range md {
-		if k != "name" && k != "namespace" && k != "labels" && k != "annotations" {
-			return errors.Errorf("%s %s sets metadata.%s", ad.kind, u.GetName(), k)
-		}
+	if k := composite.ForeignMetadata(obj); k != "" {
+		return errors.Errorf("%s %s sets metadata.%s", ad.kind, u.GetName(), k)
 	}
 	if !ad.workload {
 		return nil

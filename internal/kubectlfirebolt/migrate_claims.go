@@ -16,6 +16,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go/errors"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 )
 
@@ -231,7 +232,7 @@ func claimOf(o original) *unstructured.Unstructured {
 		}
 	}
 	ann[contract.AnnotationMigratedFrom] = contract.MigratedFromOriginal
-	if o.kind.kind == "FireboltEngine" {
+	if o.kind.kind == v1alpha1.FireboltEngineKind {
 		if g, ok, _ := unstructured.NestedInt64(o.obj.Object, "status", "activeGeneration"); ok && g >= 0 {
 			ann[contract.AnnotationAdoptGeneration] = strconv.FormatInt(g, 10)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go/errors"
 
+	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 )
 
@@ -36,9 +37,9 @@ type originalKind struct {
 // originalKinds in the order claims are applied: an engine needs its
 // class and instance. They are deleted in the reverse order.
 var originalKinds = []originalKind{
-	{kind: "FireboltEngineClass", crd: "fireboltengineclasses." + originalGroup, res: classResource},
-	{kind: "FireboltInstance", crd: "fireboltinstances." + originalGroup, res: instanceResource},
-	{kind: "FireboltEngine", crd: "fireboltengines." + originalGroup, res: engineResource},
+	{kind: v1alpha1.FireboltEngineClassKind, crd: "fireboltengineclasses." + originalGroup, res: classResource},
+	{kind: v1alpha1.FireboltInstanceKind, crd: "fireboltinstances." + originalGroup, res: instanceResource},
+	{kind: v1alpha1.FireboltEngineKind, crd: "fireboltengines." + originalGroup, res: engineResource},
 }
 
 func kindOf(kind string) (originalKind, bool) {
@@ -143,10 +144,10 @@ func (os originals) merge(newer originals) originals {
 }
 
 // uids are the UIDs of os: what owner references to the original name.
-func (os originals) uids() map[types.UID]original {
-	out := make(map[types.UID]original, len(os))
+func (os originals) uids() map[types.UID]bool {
+	out := make(map[types.UID]bool, len(os))
 	for _, o := range os {
-		out[o.obj.GetUID()] = o
+		out[o.obj.GetUID()] = true
 	}
 	return out
 }
@@ -164,9 +165,9 @@ func (os originals) adoptedNames() map[string]contract.AdoptedNames {
 		}
 		var names contract.AdoptedNames
 		switch o.kind.kind {
-		case "FireboltInstance":
+		case v1alpha1.FireboltInstanceKind:
 			names = contract.InstanceAdoptedNames(o.obj.GetName())
-		case "FireboltEngine":
+		case v1alpha1.FireboltEngineKind:
 			if g, ok, _ := unstructured.NestedInt64(o.obj.Object, "status", "activeGeneration"); ok && g >= 0 {
 				names = contract.EngineAdoptedNames(o.obj.GetName(), int(g))
 			}
@@ -232,11 +233,11 @@ func refusal(o original) string {
 	}
 	phase, _, _ := unstructured.NestedString(o.obj.Object, "status", "phase")
 	switch o.kind.kind {
-	case "FireboltEngine":
+	case v1alpha1.FireboltEngineKind:
 		if phase != "stable" && phase != "stopped" {
 			return fmt.Sprintf("%s is in phase %q, mid-rollout; wait until it is stable or stopped", o, phase)
 		}
-	case "FireboltInstance":
+	case v1alpha1.FireboltInstanceKind:
 		if phase != "Ready" {
 			return fmt.Sprintf("%s is in phase %q, not Ready; fix it (kubectl describe) or wait", o, phase)
 		}

@@ -95,13 +95,13 @@ func (h held) String() string {
 
 // holds is what of obj ties it to the original's objects uids, and the
 // composition resource name to stamp on it (stamp, "" for none).
-func holds(obj *metav1.PartialObjectMetadata, uids map[types.UID]original, stamp string) held {
+func holds(obj *metav1.PartialObjectMetadata, uids map[types.UID]bool, stamp string) held {
 	h := held{annotated: obj.Annotations != nil}
 	if stamp != "" && obj.Annotations[contract.AnnotationCompositionResourceName] != stamp {
 		h.stamp = stamp
 	}
 	for _, o := range obj.OwnerReferences {
-		if _, ours := uids[o.UID]; ours && groupOf(o.APIVersion) == originalGroup {
+		if uids[o.UID] && groupOf(o.APIVersion) == originalGroup {
 			h.owners = append(h.owners, o)
 			continue
 		}
@@ -205,7 +205,7 @@ func (m *migration) release() error {
 
 // releaseIn releases what of resource r in namespace ns the original
 // holds, and returns how many objects that was.
-func (m *migration) releaseIn(r schema.GroupVersionResource, ns string, uids map[types.UID]original, stamps contract.AdoptedNames) (int, error) {
+func (m *migration) releaseIn(r schema.GroupVersionResource, ns string, uids map[types.UID]bool, stamps contract.AdoptedNames) (int, error) {
 	n := 0
 	err := m.scan(r, ns, func(obj *metav1.PartialObjectMetadata) error {
 		released, err := m.releaseOne(r, obj, uids, stamps[r.Resource+"/"+obj.Name])
@@ -247,7 +247,7 @@ func (m *migration) scan(r schema.GroupVersionResource, ns string, visit func(*m
 
 // releaseOne releases one object, reading it again when another writer
 // got in between.
-func (m *migration) releaseOne(r schema.GroupVersionResource, obj *metav1.PartialObjectMetadata, uids map[types.UID]original, stamp string) (bool, error) {
+func (m *migration) releaseOne(r schema.GroupVersionResource, obj *metav1.PartialObjectMetadata, uids map[types.UID]bool, stamp string) (bool, error) {
 	ri := m.c.Metadata.Resource(r).Namespace(obj.Namespace)
 	what := fmt.Sprintf("%s %s/%s", singular(r), obj.Namespace, obj.Name)
 	for attempt := 1; ; attempt++ {

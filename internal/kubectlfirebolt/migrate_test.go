@@ -411,7 +411,7 @@ func TestMigrateHostileBackup(t *testing.T) {
 // TestReleasePatch: the patch takes off exactly what ties an object to
 // the original, and fails if the object changed since it was read.
 func TestReleasePatch(t *testing.T) {
-	uids := map[types.UID]original{uidAnalytics: {}}
+	uids := map[types.UID]bool{uidAnalytics: true}
 	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 		ResourceVersion: "42",
 		OwnerReferences: []metav1.OwnerReference{
