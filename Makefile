@@ -38,16 +38,17 @@ build:
 	go build ./...
 
 ## test: unit, whole-response, staleness, render-golden, validate, package and end-to-end tests. The compiler
-## runs with GOGC=400 (less time collecting garbage); the tests run with the default (env -u GOGC), because
-## some of them measure allocations. Every package is compiled first, once: the end-to-end harness, the
-## package test (hack/xpkg.sh) and the render test each build the function in a go process of their own,
-## and go processes running side by side each compile what the cache lacks, so cold they compiled the same
-## packages at once. The end-to-end package is then named first, so go test starts it before the others:
-## it spends minutes waiting on the control plane, and the other packages' tests fill those waits. go test
-## prints each package's result in this order, so the end-to-end result comes first and the rest follow it.
+## runs with GOGC=200, as hack/tools.sh builds the tools (its comment has the measurements); the tests run
+## with the default (env -u GOGC), because some of them measure allocations. Every package is compiled first,
+## once: the end-to-end harness, the package test (hack/xpkg.sh) and the render test each build the function
+## in a go process of their own, and go processes running side by side each compile what the cache lacks, so
+## cold they compiled the same packages at once. The end-to-end package is then named first, so go test starts
+## it before the others: it spends minutes waiting on the control plane, and the other packages' tests fill
+## those waits. go test prints each package's result in this order, so the end-to-end result comes first and
+## the rest follow it.
 test:
-	GOGC=400 go build ./...
-	GOGC=400 go test -count=1 -timeout 45m -exec 'env -u GOGC' ./test/e2e ./...
+	GOGC=200 go build ./...
+	GOGC=200 go test -count=1 -timeout 45m -exec 'env -u GOGC' ./test/e2e ./...
 
 ## lint: golangci-lint (.golangci.yml) over the whole module, tests, hack/ and test/ included; govet is one
 ## of its linters, so make test does not run go vet again; GOGC=400 trades the linter's memory for speed
