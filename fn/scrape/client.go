@@ -7,17 +7,24 @@ import (
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/crossplane/function-sdk-go/errors"
 )
 
-// Client lists pods with a clientset and scrapes their metrics. It is safe
-// for concurrent use.
+// Kube is the core/v1 client a Client lists pods and proxies through.
+// client-go's typed CoreV1Interface is one; so is a REST client of core/v1
+// alone (the kubectl plugin's), which spares a binary every other group of
+// k8s.io/api.
+type Kube interface {
+	RESTClient() rest.Interface
+}
+
+// Client lists pods with a core/v1 client and scrapes their metrics. It is
+// safe for concurrent use.
 type Client struct {
-	kube    corev1client.CoreV1Interface
+	kube    Kube
 	podIP   *http.Client
 	opts    Options
 	limiter *Limiter
@@ -40,7 +47,7 @@ func WithLimiter(l *Limiter) ClientOption {
 // Option fields left zero take their defaults. An unknown Mode is not an
 // error here: every check then fails closed with a cause that says so, as the
 // original's always-error scraper did.
-func New(kube corev1client.CoreV1Interface, podIP *http.Client, o Options, co ...ClientOption) *Client {
+func New(kube Kube, podIP *http.Client, o Options, co ...ClientOption) *Client {
 	if podIP == nil {
 		podIP = NewPodIPHTTPClient()
 	}
@@ -76,7 +83,7 @@ func (c *Client) Observe(ctx context.Context, namespace string, selector labels.
 	if err != nil {
 		return Observation{Err: withCause(CauseConfig, errors.Wrap(err, "cannot check drain"))}
 	}
-	list, err := c.kube.Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	list, err := c.listPods(ctx, namespace, selector)
 	if err != nil {
 		cause := CauseList
 		if ctx.Err() != nil {
@@ -98,6 +105,21 @@ func (c *Client) Observe(ctx context.Context, namespace string, selector labels.
 	sort.Slice(running, func(i, j int) bool { return running[i].Name < running[j].Name })
 	sort.Strings(skipped)
 	return Observation{Pods: c.scrapeAll(ctx, t, running), Skipped: skipped}
+}
+
+// listPods lists the pods selector names, as the typed client's List
+// does: one GET of the pods collection, the selector a query parameter.
+func (c *Client) listPods(ctx context.Context, namespace string, selector labels.Selector) (*corev1.PodList, error) {
+	if c.kube == nil {
+		return nil, errors.New("no Kubernetes client configured")
+	}
+	rc := c.kube.RESTClient()
+	if p, ok := rc.(*rest.RESTClient); rc == nil || ok && p == nil {
+		return nil, errors.New("the Kubernetes client has no REST client")
+	}
+	list := &corev1.PodList{}
+	err := rc.Get().Namespace(namespace).Resource("pods").Param("labelSelector", selector.String()).Do(ctx).Into(list)
+	return list, err
 }
 
 func (c *Client) transport() (transport, error) {

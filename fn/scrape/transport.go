@@ -14,7 +14,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -76,7 +75,7 @@ type transport struct {
 // Request.Do or Stream because those read an error body whole and hide the
 // Content-Type; and so client-side QPS throttling does not apply here:
 // Options.Concurrency is the bound instead.
-func apiserverProxy(kube corev1client.CoreV1Interface, port int) (transport, error) {
+func apiserverProxy(kube Kube, port int) (transport, error) {
 	if kube == nil {
 		return transport{}, errors.New("no Kubernetes client configured")
 	}

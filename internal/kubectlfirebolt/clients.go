@@ -4,12 +4,15 @@ import (
 	"context"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -41,7 +44,8 @@ type Flags struct {
 type Clients struct {
 	// Dynamic reads and writes the claims.
 	Dynamic dynamic.Interface
-	// Core reads Services, Pods and StatefulSets.
+	// Core reads Services, Pods and StatefulSets, and scales the original
+	// operator's Deployment (migrate).
 	Core Core
 	// Metadata reads and patches the metadata of what the original
 	// operator made (migrate); a Secret's data never reaches it.
@@ -66,23 +70,93 @@ func (c Clients) now() time.Time {
 	return c.Now()
 }
 
-// Core is the typed API groups the commands use. kubernetes.Interface (and
-// its fake) satisfies it; the binary builds only these two groups, not
-// every group of k8s.io/api, which a cross-compile for each krew platform
-// would otherwise compile again.
+// Core is what the commands read and write of core/v1 and apps/v1. The
+// binary's is restCore, REST clients of those two groups alone: client-go's
+// typed clients register every group of k8s.io/api (kubernetes/scheme),
+// which the cross-compile for each krew platform would compile again.
 type Core interface {
-	CoreV1() corev1client.CoreV1Interface
-	AppsV1() appsv1client.AppsV1Interface
+	// RESTClient is the core/v1 REST client: pods/proxy (the drain check)
+	// and pods/portforward go through it.
+	RESTClient() rest.Interface
+	ListPods(ctx context.Context, namespace string, opts metav1.ListOptions) (*corev1.PodList, error)
+	GetService(ctx context.Context, namespace, name string) (*corev1.Service, error)
+	GetStatefulSet(ctx context.Context, namespace, name string) (*appsv1.StatefulSet, error)
+	GetDeployment(ctx context.Context, namespace, name string) (*appsv1.Deployment, error)
+	ListDeployments(ctx context.Context, namespace string, opts metav1.ListOptions) (*appsv1.DeploymentList, error)
+	PatchDeployment(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte, opts metav1.PatchOptions) (*appsv1.Deployment, error)
 }
 
-// typedClients is the real Core.
-type typedClients struct {
-	core corev1client.CoreV1Interface
-	apps appsv1client.AppsV1Interface
+// restCore is the real Core.
+type restCore struct {
+	core, apps *rest.RESTClient
+	params     runtime.ParameterCodec
 }
 
-func (t typedClients) CoreV1() corev1client.CoreV1Interface { return t.core }
-func (t typedClients) AppsV1() appsv1client.AppsV1Interface { return t.apps }
+// newRESTCore makes REST clients of core/v1 and apps/v1 with a scheme of
+// those two groups, as client-go's typed clients configure theirs.
+func newRESTCore(cfg *rest.Config) (restCore, error) {
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		return restCore{}, errors.Wrap(err, "cannot register core/v1")
+	}
+	if err := appsv1.AddToScheme(s); err != nil {
+		return restCore{}, errors.Wrap(err, "cannot register apps/v1")
+	}
+	codecs := serializer.NewCodecFactory(s).WithoutConversion()
+	client := func(gv schema.GroupVersion, apiPath string) (*rest.RESTClient, error) {
+		c := rest.CopyConfig(cfg)
+		c.GroupVersion = &gv
+		c.APIPath = apiPath
+		c.NegotiatedSerializer = codecs
+		if c.UserAgent == "" {
+			c.UserAgent = rest.DefaultKubernetesUserAgent()
+		}
+		rc, err := rest.RESTClientFor(c)
+		return rc, errors.Wrapf(err, "cannot create a %s client", gv)
+	}
+	core, err := client(corev1.SchemeGroupVersion, "/api")
+	if err != nil {
+		return restCore{}, err
+	}
+	apps, err := client(appsv1.SchemeGroupVersion, "/apis")
+	if err != nil {
+		return restCore{}, err
+	}
+	return restCore{core: core, apps: apps, params: runtime.NewParameterCodec(s)}, nil
+}
+
+func (r restCore) RESTClient() rest.Interface { return r.core }
+
+func (r restCore) ListPods(ctx context.Context, namespace string, opts metav1.ListOptions) (*corev1.PodList, error) {
+	l := &corev1.PodList{}
+	return l, r.core.Get().Namespace(namespace).Resource("pods").VersionedParams(&opts, r.params).Do(ctx).Into(l)
+}
+
+func (r restCore) GetService(ctx context.Context, namespace, name string) (*corev1.Service, error) {
+	o := &corev1.Service{}
+	return o, r.core.Get().Namespace(namespace).Resource("services").Name(name).Do(ctx).Into(o)
+}
+
+func (r restCore) GetStatefulSet(ctx context.Context, namespace, name string) (*appsv1.StatefulSet, error) {
+	o := &appsv1.StatefulSet{}
+	return o, r.apps.Get().Namespace(namespace).Resource("statefulsets").Name(name).Do(ctx).Into(o)
+}
+
+func (r restCore) GetDeployment(ctx context.Context, namespace, name string) (*appsv1.Deployment, error) {
+	o := &appsv1.Deployment{}
+	return o, r.apps.Get().Namespace(namespace).Resource("deployments").Name(name).Do(ctx).Into(o)
+}
+
+func (r restCore) ListDeployments(ctx context.Context, namespace string, opts metav1.ListOptions) (*appsv1.DeploymentList, error) {
+	l := &appsv1.DeploymentList{}
+	return l, r.apps.Get().Namespace(namespace).Resource("deployments").VersionedParams(&opts, r.params).Do(ctx).Into(l)
+}
+
+func (r restCore) PatchDeployment(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte, opts metav1.PatchOptions) (*appsv1.Deployment, error) {
+	o := &appsv1.Deployment{}
+	return o, r.apps.Patch(pt).Namespace(namespace).Resource("deployments").Name(name).
+		VersionedParams(&opts, r.params).Body(patch).Do(ctx).Into(o)
+}
 
 // Scraper reads firebolt_running_queries and firebolt_suspended_queries
 // from the pods selector names, as the function's drain check does.
@@ -123,26 +197,21 @@ func NewClients(f Flags) (Clients, error) {
 	if err != nil {
 		return Clients{}, errors.Wrap(err, "cannot create a dynamic client")
 	}
-	cv1, err := corev1client.NewForConfig(cfg)
+	core, err := newRESTCore(cfg)
 	if err != nil {
-		return Clients{}, errors.Wrap(err, "cannot create a core/v1 client")
-	}
-	av1, err := appsv1client.NewForConfig(cfg)
-	if err != nil {
-		return Clients{}, errors.Wrap(err, "cannot create an apps/v1 client")
+		return Clients{}, err
 	}
 	md, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return Clients{}, errors.Wrap(err, "cannot create a metadata client")
 	}
-	core := typedClients{core: cv1, apps: av1}
 	return Clients{
 		Dynamic:   dyn,
 		Metadata:  md,
 		Core:      core,
 		Namespace: ns,
 		Forwarder: spdyForwarder{config: cfg, core: core},
-		Scraper:   scrape.New(core.CoreV1(), nil, scrape.Options{Mode: scrape.ModeApiserverProxy}),
+		Scraper:   scrape.New(core, nil, scrape.Options{Mode: scrape.ModeApiserverProxy}),
 		Now:       clock.Now,
 	}, nil
 }

@@ -237,7 +237,7 @@ func conditionReports(cs conditions) []ConditionReport {
 // the function puts on them, against each generation's StatefulSet.
 func generationPods(e *Env, c Clients, eng engineClaim) ([]GenerationPods, error) {
 	name := eng.Metadata.Name
-	pods, err := c.Core.CoreV1().Pods(c.Namespace).List(e.Ctx, metav1.ListOptions{
+	pods, err := c.Core.ListPods(e.Ctx, c.Namespace, metav1.ListOptions{
 		LabelSelector: labels.SelectorFromSet(labels.Set{contract.LabelEngine: name}).String(),
 		Limit:         maxPodsListed,
 	})
@@ -282,7 +282,7 @@ func generationPods(e *Env, c Clients, eng engineClaim) ([]GenerationPods, error
 	out := make([]GenerationPods, 0, len(order))
 	for _, g := range order {
 		gp := byGen[g]
-		sts, err := c.Core.AppsV1().StatefulSets(c.Namespace).Get(e.Ctx, fmt.Sprintf("%s-g%d", name, g), metav1.GetOptions{})
+		sts, err := c.Core.GetStatefulSet(e.Ctx, c.Namespace, fmt.Sprintf("%s-g%d", name, g))
 		switch {
 		case err == nil:
 			gp.Desired = sts.Spec.Replicas

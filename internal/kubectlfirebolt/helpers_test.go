@@ -10,12 +10,17 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -54,6 +59,36 @@ func newFakeCluster(t *testing.T, claims []*unstructured.Unstructured, core ...r
 	return &fakeCluster{dyn: dyn, core: kubefake.NewClientset(core...)}
 }
 
+// fakeCore is Core over client-go's fake clientset, whose typed clients
+// keep the objects a test starts with and record every action.
+type fakeCore struct{ cs *kubefake.Clientset }
+
+func (f fakeCore) RESTClient() rest.Interface { return f.cs.CoreV1().RESTClient() }
+
+func (f fakeCore) ListPods(ctx context.Context, ns string, o metav1.ListOptions) (*corev1.PodList, error) {
+	return f.cs.CoreV1().Pods(ns).List(ctx, o)
+}
+
+func (f fakeCore) GetService(ctx context.Context, ns, name string) (*corev1.Service, error) {
+	return f.cs.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (f fakeCore) GetStatefulSet(ctx context.Context, ns, name string) (*appsv1.StatefulSet, error) {
+	return f.cs.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (f fakeCore) GetDeployment(ctx context.Context, ns, name string) (*appsv1.Deployment, error) {
+	return f.cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (f fakeCore) ListDeployments(ctx context.Context, ns string, o metav1.ListOptions) (*appsv1.DeploymentList, error) {
+	return f.cs.AppsV1().Deployments(ns).List(ctx, o)
+}
+
+func (f fakeCore) PatchDeployment(ctx context.Context, ns, name string, pt types.PatchType, patch []byte, o metav1.PatchOptions) (*appsv1.Deployment, error) {
+	return f.cs.AppsV1().Deployments(ns).Patch(ctx, name, pt, patch, o)
+}
+
 // newClients is the fake NewClients: the namespace is -n, else the
 // context's (testNamespace).
 func (f *fakeCluster) newClients(fl Flags) (Clients, error) {
@@ -62,7 +97,7 @@ func (f *fakeCluster) newClients(fl Flags) (Clients, error) {
 	if ns == "" {
 		ns = testNamespace
 	}
-	c := Clients{Dynamic: f.dyn, Core: f.core, Namespace: ns, Forwarder: f.forwarder, Scraper: f.scraper, Now: func() time.Time { return testNow }}
+	c := Clients{Dynamic: f.dyn, Core: fakeCore{f.core}, Namespace: ns, Forwarder: f.forwarder, Scraper: f.scraper, Now: func() time.Time { return testNow }}
 	if f.md != nil {
 		c.Metadata = f.md
 	}

@@ -28,16 +28,15 @@ func splitOperator(s string) (string, string, error) {
 
 // operatorDeployments finds the original operator's Deployments.
 func (m *migration) operatorDeployments() ([]appsv1.Deployment, error) {
-	apps := m.c.Core.AppsV1()
 	if m.cmd.Operator != "" {
 		ns, name, _ := splitOperator(m.cmd.Operator)
-		d, err := apps.Deployments(ns).Get(m.ctx, name, metav1.GetOptions{})
+		d, err := m.c.Core.GetDeployment(m.ctx, ns, name)
 		if err != nil {
 			return nil, errors.Wrapf(err, "cannot get deployment %s (--operator)", m.cmd.Operator)
 		}
 		return []appsv1.Deployment{*d}, nil
 	}
-	l, err := apps.Deployments(metav1.NamespaceAll).List(m.ctx, metav1.ListOptions{LabelSelector: operatorSelector, Limit: listPageSize})
+	l, err := m.c.Core.ListDeployments(m.ctx, metav1.NamespaceAll, metav1.ListOptions{LabelSelector: operatorSelector, Limit: listPageSize})
 	if err != nil {
 		return nil, errors.Wrapf(err, "cannot list deployments labelled %s", operatorSelector)
 	}
@@ -74,7 +73,6 @@ func (m *migration) stopOperator() error {
 // scaleToZero scales d to 0 replicas and waits until its pods are gone.
 func (m *migration) scaleToZero(d appsv1.Deployment) error {
 	name := d.Namespace + "/" + d.Name
-	apps := m.c.Core.AppsV1().Deployments(d.Namespace)
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != 0 {
 		was := int32(1)
 		if d.Spec.Replicas != nil {
@@ -85,7 +83,7 @@ func (m *migration) scaleToZero(d appsv1.Deployment) error {
 			return nil
 		}
 		patch := []byte(`{"spec":{"replicas":0}}`)
-		if _, err := apps.Patch(m.ctx, d.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
+		if _, err := m.c.Core.PatchDeployment(m.ctx, d.Namespace, d.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
 			return errors.Wrapf(err, "cannot scale deployment %s to 0", name)
 		}
 	}
@@ -94,7 +92,7 @@ func (m *migration) scaleToZero(d appsv1.Deployment) error {
 		return nil
 	}
 	err := waitUntil(m.ctx, m.cmd.Timeout, "the original operator's pods ("+name+") going", func(ctx context.Context) (bool, error) {
-		cur, err := apps.Get(ctx, d.Name, metav1.GetOptions{})
+		cur, err := m.c.Core.GetDeployment(ctx, d.Namespace, d.Name)
 		if kerrors.IsNotFound(err) {
 			return true, nil
 		}

@@ -55,7 +55,7 @@ type target struct {
 // selects (the first by name, so the choice is stable), and the container
 // port the Service port targets, by number or by name.
 func resolveService(ctx context.Context, core Core, ns, name string, port int32) (target, error) {
-	svc, err := core.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+	svc, err := core.GetService(ctx, ns, name)
 	if err != nil {
 		return target{}, notFoundService(err, name, ns)
 	}
@@ -72,7 +72,7 @@ func resolveService(ctx context.Context, core Core, ns, name string, port int32)
 		return target{}, errors.Errorf("service %q selects no pods (it has no selector)", name)
 	}
 	sel := labels.SelectorFromSet(svc.Spec.Selector).String()
-	pods, err := core.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel, Limit: maxServicePods})
+	pods, err := core.ListPods(ctx, ns, metav1.ListOptions{LabelSelector: sel, Limit: maxServicePods})
 	if err != nil {
 		return target{}, errors.Wrapf(err, "cannot list the pods of service %q", name)
 	}
@@ -211,7 +211,7 @@ func (f spdyForwarder) Forward(ctx context.Context, namespace, pod string, local
 	if err != nil {
 		return errors.Wrap(err, "cannot make an SPDY transport")
 	}
-	url := f.core.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("portforward").URL()
+	url := f.core.RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("portforward").URL()
 	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: rt}, http.MethodPost, url)
 	stop := make(chan struct{})
 	readyCh := make(chan struct{})

@@ -113,7 +113,7 @@ func TestResolveService(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := resolveService(t.Context(), kubefake.NewClientset(tc.objs...), testNamespace, "demo-gateway", 80)
+			got, err := resolveService(t.Context(), fakeCore{kubefake.NewClientset(tc.objs...)}, testNamespace, "demo-gateway", 80)
 			if diff := cmp.Diff(tc.wantErr, errString(err)); diff != "" {
 				t.Fatalf("error (-want +got):\n%s", diff)
 			}

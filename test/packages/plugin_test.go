@@ -8,10 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
+
+	"github.com/firebolt-db/firebolt-crossplane/internal/xptools"
 )
 
 // pluginPlatform is one platform the plugin is built for.
@@ -136,4 +140,31 @@ func pluginBinary(t *testing.T, archive string) []byte {
 		}
 	}
 	return []byte(bin.body)
+}
+
+// TestPluginAPIGroups: the plugin compiles core/v1 and apps/v1 of
+// k8s.io/api and no other group. client-go's typed clients would bring
+// kubernetes/scheme, which registers every group, and each krew platform's
+// cross-build would compile all of them again (kubectlfirebolt.restCore).
+func TestPluginAPIGroups(t *testing.T) {
+	root := xptools.Root()
+	for _, p := range pluginPlatforms {
+		cmd := exec.CommandContext(t.Context(), "go", "list", "-deps", "./cmd/kubectl-firebolt")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GOOS="+p.os, "GOARCH="+p.arch, "CGO_ENABLED=0")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps ./cmd/kubectl-firebolt for %s/%s: %v", p.os, p.arch, err)
+		}
+		var groups []string
+		for _, pkg := range strings.Fields(string(out)) {
+			if pkg == "k8s.io/client-go/kubernetes/scheme" || strings.HasPrefix(pkg, "k8s.io/api/") {
+				groups = append(groups, pkg)
+			}
+		}
+		sort.Strings(groups)
+		if diff := cmp.Diff([]string{"k8s.io/api/apps/v1", "k8s.io/api/core/v1"}, groups); diff != "" {
+			t.Errorf("%s/%s: the plugin's API packages (-want +got):\n%s", p.os, p.arch, diff)
+		}
+	}
 }
