@@ -44,6 +44,7 @@ export CGO_ENABLED=0
 cache=${FIREBOLT_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/firebolt-crossplane/tools}
 version_pkg=github.com/crossplane/crossplane-runtime/v2/pkg/version.version
 date_stamp=
+overlay_drop=()
 
 if [ "${1:-}" = prefetch ]; then
 	# Every wrapper's modules, so that each build finds its sources and starts
@@ -60,7 +61,11 @@ if [ "${1:-}" = prefetch ]; then
 fi
 
 case "${1:-}" in
-crossplane)      dir=; pkg=github.com/crossplane/cli/v2/cmd/crossplane;       version=v2.5.0 ;;
+# The CLI with only the commands the project runs (hack/crossplane-cli: our
+# main in place of upstream's and its docs and help files).
+crossplane)      dir=; pkg=github.com/crossplane/cli/v2/cmd/crossplane;       version=v2.5.0
+	overlay=cmd/crossplane/main.go overlay_src=$root/hack/crossplane-cli/main.go.overlay
+	overlay_drop=(cmd/crossplane/docs.go cmd/crossplane/help.go cmd/crossplane/main_test.go) ;;
 crossplane-core) dir=; pkg=github.com/crossplane/crossplane/v2/cmd/crossplane; version=v2.4.0 ;;
 crossplane-module) dir=; pkg=; version=v2.4.0 ;;
 # controller-gen has no version variable to stamp; -X of an absent symbol is a no-op.
@@ -71,8 +76,11 @@ kwok-stages)     dir=cert-manager-kwok; pkg=; version=v0.8.0 ;;
 kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) dir=kube; pkg=; version=v1.34.4 ;;
 # golangci-lint reads its version from package main; a non-empty date stops it
 # replacing that with the wrapper module's "(devel)".
+# Built with only the linters .golangci.yml names (hack/lintset cuts its
+# registry), so the binary is keyed on that file and lintset's source too.
 golangci-lint)   dir=golangci-lint; pkg=github.com/golangci/golangci-lint/v2/cmd/golangci-lint; version=v2.15.0
-	version_pkg=main.version date_stamp="-X=main.date=1970-01-01T00:00:00Z" ;;
+	version_pkg=main.version date_stamp="-X=main.date=1970-01-01T00:00:00Z"
+	overlay=pkg/lint/lintersdb/builder_linter.go overlay_src=$root/.golangci.yml overlay_gen=1 ;;
 # Prometheus v3.7.3 is Go module v0.307.3; its version lives in prometheus/common.
 # Built with only the Kubernetes service discovery (plugins.go.overlay).
 prometheus)      dir=prometheus; pkg=github.com/prometheus/prometheus/cmd/prometheus; version=v3.7.3
@@ -112,7 +120,11 @@ if [ -n "${own_main:-}" ]; then
 	keyed+=("$mod"/*.go)
 fi
 if [ -n "${overlay:-}" ]; then
-	keyed+=("$mod"/*.overlay)
+	overlay_src=${overlay_src:-$mod/$(basename "$overlay").overlay}
+	keyed+=("$overlay_src")
+	if [ -n "${overlay_gen:-}" ]; then
+		keyed+=("$root"/hack/lintset/*.go)
+	fi
 fi
 key=$(cat "${keyed[@]}" | sha256sum | cut -c1-12)
 
@@ -192,18 +204,27 @@ if [ ! -x "$out" ]; then
 	echo "building $1 $version into $out (first time only; 5-10 min cold)" >&2
 	flags=()
 	if [ -n "${overlay:-}" ]; then
-		# One file of the tool's module is replaced by the wrapper's
-		# <base>.overlay. Go refuses overlays inside the module cache, so
-		# the module is copied out, the file replaced, and the build pointed
-		# at the copy through a scratch go.mod (the wrapper's, plus a
-		# replace directive) next to a copy of its go.sum.
+		# One file of the tool's module is replaced by ours (the wrapper's
+		# <base>.overlay unless overlay_src names another; with overlay_gen,
+		# the file hack/lintset writes from overlay_src), and the files
+		# overlay_drop names are removed. Go refuses overlays inside the
+		# module cache, so the module is copied out, the file replaced, and
+		# the build pointed at the copy through a scratch go.mod (the
+		# wrapper's, plus a replace directive) next to a copy of its go.sum.
 		modpath=${pkg%%/cmd/*}
 		src=$(cd "$mod" && go mod download "$modpath" && go list -mod=readonly -m -f '{{.Dir}}' "$modpath")
 		scratch=$(mktemp -d)
 		trap 'chmod -R u+w "$scratch" && rm -rf "$scratch"' EXIT
 		cp -r "$src" "$scratch/module"
 		chmod -R u+w "$scratch/module"
-		cp "$mod/$(basename "$overlay").overlay" "$scratch/module/$overlay"
+		if [ -n "${overlay_gen:-}" ]; then
+			(cd "$root" && go run ./hack/lintset -config "$overlay_src" -in "$src/$overlay" -out "$scratch/module/$overlay")
+		else
+			cp "$overlay_src" "$scratch/module/$overlay"
+		fi
+		for f in "${overlay_drop[@]}"; do
+			rm "$scratch/module/$f"
+		done
 		cp "$mod/go.mod" "$scratch/go.mod"
 		cp "$mod/go.sum" "$scratch/go.sum"
 		printf '\nreplace %s => %s\n' "$modpath" "$scratch/module" >>"$scratch/go.mod"
