@@ -80,7 +80,7 @@ kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) dir=kube; pkg=; v
 # registry), so the binary is keyed on that file and lintset's source too.
 golangci-lint)   dir=golangci-lint; pkg=github.com/golangci/golangci-lint/v2/cmd/golangci-lint; version=v2.15.0
 	version_pkg=main.version date_stamp="-X=main.date=1970-01-01T00:00:00Z"
-	overlay=pkg/lint/lintersdb/builder_linter.go overlay_src=$root/.golangci.yml overlay_gen=1 ;;
+	overlay=pkg/lint/lintersdb/builder_linter.go overlay_src=$root/.golangci.yml overlay_gen=hack/lintset ;;
 # Prometheus v3.7.3 is Go module v0.307.3; its version lives in prometheus/common.
 # Built with only the Kubernetes service discovery (plugins.go.overlay).
 prometheus)      dir=prometheus; pkg=github.com/prometheus/prometheus/cmd/prometheus; version=v3.7.3
@@ -123,7 +123,7 @@ if [ -n "${overlay:-}" ]; then
 	overlay_src=${overlay_src:-$mod/$(basename "$overlay").overlay}
 	keyed+=("$overlay_src")
 	if [ -n "${overlay_gen:-}" ]; then
-		keyed+=("$root"/hack/lintset/*.go)
+		keyed+=("$root/$overlay_gen"/*.go)
 	fi
 fi
 key=$(cat "${keyed[@]}" | sha256sum | cut -c1-12)
@@ -206,7 +206,7 @@ if [ ! -x "$out" ]; then
 	if [ -n "${overlay:-}" ]; then
 		# One file of the tool's module is replaced by ours (the wrapper's
 		# <base>.overlay unless overlay_src names another; with overlay_gen,
-		# the file hack/lintset writes from overlay_src), and the files
+		# the file that program of ours writes from overlay_src), and the files
 		# overlay_drop names are removed. Go refuses overlays inside the
 		# module cache, so the module is copied out, the file replaced, and
 		# the build pointed at the copy through a scratch go.mod (the
@@ -218,7 +218,7 @@ if [ ! -x "$out" ]; then
 		cp -r "$src" "$scratch/module"
 		chmod -R u+w "$scratch/module"
 		if [ -n "${overlay_gen:-}" ]; then
-			(cd "$root" && go run ./hack/lintset -config "$overlay_src" -in "$src/$overlay" -out "$scratch/module/$overlay")
+			(cd "$root" && go run "./$overlay_gen" -config "$overlay_src" -in "$src/$overlay" -out "$scratch/module/$overlay")
 		else
 			cp "$overlay_src" "$scratch/module/$overlay"
 		fi

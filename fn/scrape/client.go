@@ -110,16 +110,26 @@ func (c *Client) Observe(ctx context.Context, namespace string, selector labels.
 // listPods lists the pods selector names, as the typed client's List
 // does: one GET of the pods collection, the selector a query parameter.
 func (c *Client) listPods(ctx context.Context, namespace string, selector labels.Selector) (*corev1.PodList, error) {
-	if c.kube == nil {
+	rc, err := restClient(c.kube)
+	if err != nil {
+		return nil, err
+	}
+	list := &corev1.PodList{}
+	err = rc.Get().Namespace(namespace).Resource("pods").Param("labelSelector", selector.String()).Do(ctx).Into(list)
+	return list, err
+}
+
+// restClient is kube's core/v1 REST client, or why there is none: the one
+// check both the pod list and the pods/proxy transport rely on.
+func restClient(kube Kube) (rest.Interface, error) {
+	if kube == nil {
 		return nil, errors.New("no Kubernetes client configured")
 	}
-	rc := c.kube.RESTClient()
+	rc := kube.RESTClient()
 	if p, ok := rc.(*rest.RESTClient); rc == nil || ok && p == nil {
 		return nil, errors.New("the Kubernetes client has no REST client")
 	}
-	list := &corev1.PodList{}
-	err := rc.Get().Namespace(namespace).Resource("pods").Param("labelSelector", selector.String()).Do(ctx).Into(list)
-	return list, err
+	return rc, nil
 }
 
 func (c *Client) transport() (transport, error) {

@@ -76,11 +76,13 @@ type transport struct {
 // Content-Type; and so client-side QPS throttling does not apply here:
 // Options.Concurrency is the bound instead.
 func apiserverProxy(kube Kube, port int) (transport, error) {
-	if kube == nil {
-		return transport{}, errors.New("no Kubernetes client configured")
+	ri, err := restClient(kube)
+	if err != nil {
+		return transport{}, err
 	}
-	rc, ok := kube.RESTClient().(*rest.RESTClient)
-	if !ok || rc == nil {
+	// Proxying needs the concrete client's authenticated HTTP client.
+	rc, ok := ri.(*rest.RESTClient)
+	if !ok {
 		return transport{}, errors.New("the Kubernetes client has no REST client to proxy through")
 	}
 	return transport{
