@@ -325,6 +325,13 @@ func (m *machine) creating() {
 		return
 	}
 	if ready {
+		if m.renewed(n) {
+			// Its pods serve the certificate they started with, whose CA
+			// the gate below cannot see (it reads the current issue), and
+			// would be replaced for the renewal right after the switch.
+			m.abandon(n, "cert-manager issued its certificate again, which its pods read only when they start")
+			return
+		}
 		// The gateway must trust n's certificate before any query is
 		// routed to it; it is told by the instance, a required object,
 		// whose change calls the engine.

@@ -355,6 +355,12 @@ func TestTLSRenewalRollsAGeneration(t *testing.T) {
 //     changes. Found in phase creating, the engine completes the switch
 //     (the next Service kept, the generation never abandoned) and rolls
 //     the spec change after it.
+//   - RenewedUnderAnotherCABeforeTheSwitch: the new generation's pods
+//     serve a certificate of a CA the gateway does not trust yet, and
+//     cert-manager issues it again under a CA the gateway trusts. The
+//     gate must not pass on the new issue's CA (its pods still serve the
+//     first one): the generation is abandoned before it serves traffic,
+//     and the next one, serving the new issue, is switched to.
 //   - AbandonedFirstGenerationStillSelected: the first TLS generation is
 //     abandoned (the spec changed) while the routing Service selects it:
 //     its Certificate, and so its CA in the gateway's trust, lives as long
@@ -413,6 +419,26 @@ func TestTLSFixedSequences(t *testing.T) {
 					want: gateView{Phase: "switching", Current: 1, Active: 0, Ready: rolling(1), Routing: 1, Route: "demo-next;tls", Next: 1, Certificates: certs(1)}},
 				{name: "switched", want: gateView{Phase: "draining", Current: 1, Active: 1, Ready: rolling(1), Routing: 1, Route: "demo-service;tls", Next: 1,
 					Certificates: certs(1), Events: []string{"Switched: Routing traffic to generation 1; draining generation 0"}}},
+			},
+			active: 2,
+		},
+		"RenewedUnderAnotherCABeforeTheSwitch": {
+			start: func(t *testing.T) *tlsSim { return newGateSim(t, true, v1) },
+			steps: []gateStep{
+				{name: "new generation under CA1, the gateway stuck", act: func(s *tlsSim) { freeze(s); s.ca = 1; s.SetSpec(fixtureSpec(v2, 2)) },
+					want: gateView{Phase: "creating", Current: 1, Active: 0, Ready: rolling(1), Routing: 0, Route: "demo-service;tls", Next: -1,
+						Certificates: certs(0), Events: []string{"NewGeneration: Creating generation 1 to replace generation 0"}}},
+				{name: "its objects and Certificate", want: gateView{Phase: "creating", Current: 1, Active: 0, Ready: rolling(1), Routing: 0, Route: "demo-service;tls", Next: -1,
+					Certificates: certs(0, 1)}},
+				{name: "held for trust in CA1", want: gateView{Phase: "creating", Current: 1, Active: 0, Ready: held(msgTrust, 1, simCAs()[1].fp), Routing: 0, Route: "demo-service;tls", Next: -1,
+					Certificates: certs(0, 1)}},
+				{name: "renewed under CA0, which the gateway trusts: abandoned", act: func(s *tlsSim) {
+					s.ca = 0
+					if !s.Renew(1) || s.certs[certKey(1)].revision != 2 || s.served[1].ca != simCAs()[1].fp {
+						s.fail("generation 1's certificate not renewed while its pods serve CA1's")
+					}
+				}, want: gateView{Phase: "creating", Current: 2, Active: 0, Ready: rolling(2), Routing: 0, Route: "demo-service;tls", Next: -1,
+					Certificates: certs(0, 1), Events: []string{"Abandoned: Abandoned generation 1 before it served traffic: cert-manager issued its certificate again, which its pods read only when they start; creating generation 2"}}},
 			},
 			active: 2,
 		},
