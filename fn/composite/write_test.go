@@ -160,3 +160,41 @@ func TestWriteEncodeStatus(t *testing.T) {
 		t.Errorf("a failing encoder: want cannot encode composite status: boom, got %v", err)
 	}
 }
+
+// TestWriteResourceVersion: the desired composite carries the observed
+// composite's resourceVersion, so that Crossplane's apply of the status
+// fails on a composite changed since this call read it; a call given no
+// resourceVersion (crossplane render) sets none.
+func TestWriteResourceVersion(t *testing.T) {
+	cases := map[string]struct {
+		observed string
+		want     map[string]any
+	}{
+		"Observed": {
+			observed: `{"metadata": {"name": "x", "resourceVersion": "4711"}}`,
+			want:     map[string]any{"metadata": map[string]any{"resourceVersion": "4711"}, "status": map[string]any{"count": float64(1)}},
+		},
+		"NoResourceVersion": {
+			observed: `{"metadata": {"name": "x"}}`,
+			want:     map[string]any{"status": map[string]any{"count": float64(1)}},
+		},
+		"NoComposite": {
+			want: map[string]any{"status": map[string]any{"count": float64(1)}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := &fnv1.RunFunctionRequest{}
+			if tc.observed != "" {
+				req.Observed = &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(tc.observed)}}
+			}
+			rsp := &fnv1.RunFunctionResponse{}
+			if err := Write(req, rsp, Response[testStatus]{Status: testStatus{Count: 1}}); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, rsp.GetDesired().GetComposite().GetResource().AsMap()); diff != "" {
+				t.Errorf("desired composite: -want, +got:\n%s", diff)
+			}
+		})
+	}
+}
