@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/firebolt-db/firebolt-crossplane/test/e2e/harness"
 )
@@ -40,7 +43,12 @@ func TestCompositeStatusNeverGoesBack(t *testing.T) {
 	for replicas := int64(2); replicas <= 6; replicas++ {
 		cur, err := ri.Get(s.ctx, xr, metav1.GetOptions{})
 		s.must(err)
-		w, err := ri.Watch(s.ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + xr, ResourceVersion: cur.GetResourceVersion()})
+		// A watch the API server ends is resumed from the last write read.
+		lw := &cache.ListWatch{WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = "metadata.name=" + xr
+			return ri.Watch(ctx, o)
+		}}
+		w, err := watchtools.NewRetryWatcherWithContext(s.ctx, cur.GetResourceVersion(), lw)
 		s.must(err)
 		s.apply(s.engine("demo", "demo", "", replicas))
 		writes, err := watchRollout(w, rolloutTimeout)
