@@ -68,7 +68,7 @@ func Write[S any](req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, r
 		return errors.Wrap(err, "cannot encode composite status")
 	}
 	setStatus(dxr.Resource.Object, r.Status, ours)
-	if rv := observedResourceVersion(req); rv != "" {
+	if rv := statusPrecondition(req, r); rv != "" {
 		dxr.Resource.SetResourceVersion(rv)
 	}
 	dxr.Ready = readiness(r.Ready)
@@ -209,27 +209,4 @@ func ownedFields(st any) []string {
 	default:
 		return nil
 	}
-}
-
-// observedResourceVersion is the resourceVersion of the composite this
-// call was given; "" when it has none.
-//
-// Written into the desired composite, it makes Crossplane's server-side
-// apply of the status conditional on the composite being the one the call
-// decided from. Crossplane v2.4 writes a composite's status twice per
-// reconcile: the apply of the desired status, which carries the conditions
-// as the reconcile read them (composition_functions.go L732-L755), then an
-// update with the new ones (reconciler.go L930). The apply's watch event
-// queues the next reconcile, which usually reads its cache before the
-// update's event has reached it: it applied the old conditions back, and
-// so could the one after, the composite reading not Ready to its claim
-// each time (measured on an idle control plane: up to two such writes
-// after a rollout; under load a chain that lasted 40 s). With the
-// precondition, a reconcile that read a composite older than the stored
-// one gets a conflict, which Crossplane requeues without an event
-// (reconciler.go L764) and retries from its cache, caught up by then. A
-// call's decisions land only on the composite they were made from.
-func observedResourceVersion(req *fnv1.RunFunctionRequest) string {
-	md := req.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue()
-	return md.GetFields()["resourceVersion"].GetStringValue()
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
@@ -161,39 +162,53 @@ func TestWriteEncodeStatus(t *testing.T) {
 	}
 }
 
-// TestWriteResourceVersion: the desired composite carries the observed
-// composite's resourceVersion, so that Crossplane's apply of the status
-// fails on a composite changed since this call read it; a call given no
-// resourceVersion (crossplane render) sets none.
-func TestWriteResourceVersion(t *testing.T) {
+// TestWriteStatusPrecondition: the desired composite carries the observed
+// resourceVersion, making Crossplane's apply of the status conditional,
+// exactly when the observed conditions are behind those the reconcile
+// ends with (the call's, Ready following its readiness, Ready and Synced
+// at the generation) and the composed resources stay the same.
+func TestWriteStatusPrecondition(t *testing.T) {
+	const current = `{"metadata": {"name": "x", "resourceVersion": "4711", "generation": 7}, "status": {"conditions": [
+		{"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "observedGeneration": 7},
+		{"type": "Ready", "status": "True", "reason": "Available", "observedGeneration": 7},
+		{"type": "EngineReady", "status": "True", "reason": "EngineReady", "message": "serving"}]}}`
+	ready := Condition{Type: "EngineReady", Status: metav1.ConditionTrue, Reason: "EngineReady", Message: "serving"}
+	rolling := Condition{Type: "EngineReady", Status: metav1.ConditionFalse, Reason: "Rolling", Message: "rolling out generation 2"}
+	one := map[resource.Name]Desired{"a": {Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}}
+	two := map[resource.Name]Desired{"a": one["a"], "b": one["a"]}
+	observedOne := map[string]*fnv1.Resource{"a": {Resource: resource.MustStructJSON(`{"apiVersion": "v1", "kind": "ConfigMap"}`)}}
 	cases := map[string]struct {
-		observed string
-		want     map[string]any
+		xr        string
+		ready     bool
+		cond      Condition
+		resources map[resource.Name]Desired
+		want      string
 	}{
-		"Observed": {
-			observed: `{"metadata": {"name": "x", "resourceVersion": "4711"}}`,
-			want:     map[string]any{"metadata": map[string]any{"resourceVersion": "4711"}, "status": map[string]any{"count": float64(1)}},
-		},
-		"NoResourceVersion": {
-			observed: `{"metadata": {"name": "x"}}`,
-			want:     map[string]any{"status": map[string]any{"count": float64(1)}},
-		},
-		"NoComposite": {
-			want: map[string]any{"status": map[string]any{"count": float64(1)}},
-		},
+		"Current":            {xr: current, ready: true, cond: ready, resources: one},
+		"CallChangesThem":    {xr: current, ready: false, cond: rolling, resources: one, want: "4711"},
+		"ReadinessDiffers":   {xr: current, ready: false, cond: ready, resources: one, want: "4711"},
+		"MessageDiffers":     {xr: current, ready: true, cond: Condition{Type: "EngineReady", Status: metav1.ConditionTrue, Reason: "EngineReady", Message: "serving on 3"}, resources: one, want: "4711"},
+		"GenerationMoved":    {xr: strings.Replace(current, `"generation": 7`, `"generation": 8`, 1), ready: true, cond: ready, resources: one, want: "4711"},
+		"NoConditionsYet":    {xr: `{"metadata": {"resourceVersion": "12", "generation": 1}}`, ready: false, cond: rolling, resources: one, want: "12"},
+		"ComposedChange":     {xr: current, ready: false, cond: rolling, resources: two},
+		"NoResourceVersion":  {xr: strings.Replace(current, `"resourceVersion": "4711", `, "", 1), ready: false, cond: rolling, resources: one},
+		"ComposedNoneLeft":   {xr: current, ready: false, cond: rolling},
+		"CurrentButComposed": {xr: current, ready: true, cond: ready, resources: two},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			req := &fnv1.RunFunctionRequest{}
-			if tc.observed != "" {
-				req.Observed = &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(tc.observed)}}
-			}
+			req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{
+				Composite: &fnv1.Resource{Resource: resource.MustStructJSON(tc.xr)},
+				Resources: observedOne,
+			}}
 			rsp := &fnv1.RunFunctionResponse{}
-			if err := Write(req, rsp, Response[testStatus]{Status: testStatus{Count: 1}}); err != nil {
+			if err := Write(req, rsp, Response[testStatus]{Ready: tc.ready, Conditions: []Condition{tc.cond}, Resources: tc.resources}); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, rsp.GetDesired().GetComposite().GetResource().AsMap()); diff != "" {
-				t.Errorf("desired composite: -want, +got:\n%s", diff)
+			md, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["metadata"].(map[string]any)
+			got, _ := md["resourceVersion"].(string)
+			if got != tc.want {
+				t.Errorf("desired composite's resourceVersion %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -27,7 +27,7 @@ const statusQuiet = 5 * time.Second
 // reconcile (the desired status with the conditions as it read them, then
 // the new conditions), and the next reconcile usually reads its cache
 // before the second write reached it; without the function's
-// resourceVersion precondition (fn/composite observedResourceVersion) it
+// resourceVersion precondition (fn/composite statusPrecondition) it
 // applied the older conditions back, so the composite, and its claim, read
 // not Ready again after the rollout had ended, often more than once. Here
 // no write may carry a Synced observedGeneration below one already
