@@ -18,72 +18,57 @@ import (
 // (measured on an idle control plane: up to two such writes after a
 // rollout; under load a chain that carried 40 s old conditions).
 //
-// statusPrecondition breaks that chain. When the conditions a call was
-// given are not the ones its reconcile will end with (the only case in
-// which the apply writes older ones), the desired composite carries the
-// resourceVersion it was given, which makes the apply conditional: from a
-// copy older than the stored composite it fails with a conflict, which
-// Crossplane requeues without an event or a status write (reconciler.go
-// L764), and the retry reads its caught-up cache. Otherwise it carries
-// none, so that writes of others (the claim syncer, a user's annotation)
-// cost no retry, a call whose conditions hold loses nothing to a conflict
-// (its status, its events: a phased step's event is emitted once), and the
-// conditions go unconditioned only where they cannot go back. Nor when the
-// call changes which resources are composed: Crossplane applies the
-// composite's resourceRefs first in the same reconcile, which would fail
-// the apply every time.
+// statusPrecondition breaks that chain. When the readiness a call was
+// given is not the one its reconcile will end with (Ready other than the
+// call's readiness, or Ready or Synced at an older generation), the desired
+// composite carries the resourceVersion it was given, which makes the
+// apply conditional: from a copy older than the stored composite it fails
+// with a conflict, which Crossplane requeues without an event or a status
+// write (reconciler.go L764), and the retry reads its caught-up cache.
+// Otherwise it carries none. A conflict loses the call's status and events
+// (its composed resources are applied before), so it is kept to where an
+// older copy would make the composite read not Ready, or its conditions at
+// a generation it has left: a condition whose message moves with every
+// call (a phased rollout's step) would otherwise lose a step's event to
+// every stale read, and writes of others (the claim syncer, a user's
+// annotation) to any call. Nor when the call changes which resources are
+// composed: Crossplane applies the composite's resourceRefs first in the
+// same reconcile, which would fail the apply every time.
 
 // statusPrecondition is the resourceVersion the desired composite carries:
-// the observed one when the observed conditions are behind the call's and
-// the composed resources stay the same; "" otherwise.
+// the observed one when the observed readiness is behind the call's and the
+// composed resources stay the same; "" otherwise.
 func statusPrecondition[S any](req *fnv1.RunFunctionRequest, r Response[S]) string {
 	xr := req.GetObserved().GetComposite().GetResource()
 	md := xr.GetFields()["metadata"].GetStructValue()
 	rv := md.GetFields()["resourceVersion"].GetStringValue()
-	if rv == "" || !conditionsBehind(xr, r) || !sameComposed(req, r) {
+	if rv == "" || !readinessBehind(xr, r.Ready) || !sameComposed(req, r) {
 		return ""
 	}
 	return rv
 }
 
-// observedCondition is what the precondition compares of a condition.
-type observedCondition struct {
-	status, reason, message string
-	observedGeneration      float64
-}
-
-// conditionsBehind reports whether the composite xr's conditions differ
-// from those its reconcile ends with: the call's own, Ready following the
-// call's readiness, and Ready and Synced at the composite's generation.
-func conditionsBehind[S any](xr *structpb.Struct, r Response[S]) bool {
-	obs := map[string]observedCondition{}
+// readinessBehind reports whether the composite xr's Ready and Synced
+// differ from those its reconcile ends with: Ready following ready, and
+// both at the composite's generation.
+func readinessBehind(xr *structpb.Struct, ready bool) bool {
+	gen := xr.GetFields()["metadata"].GetStructValue().GetFields()["generation"].GetNumberValue()
+	seen := map[string]bool{}
 	for _, v := range xr.GetFields()["status"].GetStructValue().GetFields()["conditions"].GetListValue().GetValues() {
 		f := v.GetStructValue().GetFields()
 		t := f["type"].GetStringValue()
-		if _, seen := obs[t]; seen {
+		if (t != "Ready" && t != "Synced") || seen[t] {
 			continue
 		}
-		obs[t] = observedCondition{
-			status: f["status"].GetStringValue(), reason: f["reason"].GetStringValue(), message: f["message"].GetStringValue(),
-			observedGeneration: f["observedGeneration"].GetNumberValue(),
+		seen[t] = true
+		if f["observedGeneration"].GetNumberValue() != gen {
+			return true
 		}
-	}
-	for _, c := range r.Conditions {
-		o, ok := obs[c.Type]
-		if !ok || o.status != string(c.Status) || o.reason != c.Reason || o.message != BoundMessage(c.Message) {
+		if t == "Ready" && (f["status"].GetStringValue() == "True") != ready {
 			return true
 		}
 	}
-	if (obs["Ready"].status == "True") != r.Ready {
-		return true
-	}
-	gen := xr.GetFields()["metadata"].GetStructValue().GetFields()["generation"].GetNumberValue()
-	for _, t := range []string{"Ready", "Synced"} {
-		if o, ok := obs[t]; ok && o.observedGeneration != gen {
-			return true
-		}
-	}
-	return false
+	return !seen["Ready"] && ready
 }
 
 // sameComposed reports whether the call composes exactly the resources it

@@ -164,15 +164,17 @@ func TestWriteEncodeStatus(t *testing.T) {
 
 // TestWriteStatusPrecondition: the desired composite carries the observed
 // resourceVersion, making Crossplane's apply of the status conditional,
-// exactly when the observed conditions are behind those the reconcile
-// ends with (the call's, Ready following its readiness, Ready and Synced
-// at the generation) and the composed resources stay the same.
+// exactly when the observed readiness is behind the reconcile's (Ready
+// other than the call's readiness, Ready or Synced at an older generation)
+// and the composed resources stay the same; a custom condition that moves
+// sets none.
 func TestWriteStatusPrecondition(t *testing.T) {
 	const current = `{"metadata": {"name": "x", "resourceVersion": "4711", "generation": 7}, "status": {"conditions": [
 		{"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "observedGeneration": 7},
 		{"type": "Ready", "status": "True", "reason": "Available", "observedGeneration": 7},
 		{"type": "EngineReady", "status": "True", "reason": "EngineReady", "message": "serving"}]}}`
 	ready := Condition{Type: "EngineReady", Status: metav1.ConditionTrue, Reason: "EngineReady", Message: "serving"}
+	moved := Condition{Type: "EngineReady", Status: metav1.ConditionTrue, Reason: "EngineReady", Message: "serving on 3"}
 	rolling := Condition{Type: "EngineReady", Status: metav1.ConditionFalse, Reason: "Rolling", Message: "rolling out generation 2"}
 	one := map[resource.Name]Desired{"a": {Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}}
 	two := map[resource.Name]Desired{"a": one["a"], "b": one["a"]}
@@ -184,16 +186,17 @@ func TestWriteStatusPrecondition(t *testing.T) {
 		resources map[resource.Name]Desired
 		want      string
 	}{
-		"Current":            {xr: current, ready: true, cond: ready, resources: one},
-		"CallChangesThem":    {xr: current, ready: false, cond: rolling, resources: one, want: "4711"},
-		"ReadinessDiffers":   {xr: current, ready: false, cond: ready, resources: one, want: "4711"},
-		"MessageDiffers":     {xr: current, ready: true, cond: Condition{Type: "EngineReady", Status: metav1.ConditionTrue, Reason: "EngineReady", Message: "serving on 3"}, resources: one, want: "4711"},
-		"GenerationMoved":    {xr: strings.Replace(current, `"generation": 7`, `"generation": 8`, 1), ready: true, cond: ready, resources: one, want: "4711"},
-		"NoConditionsYet":    {xr: `{"metadata": {"resourceVersion": "12", "generation": 1}}`, ready: false, cond: rolling, resources: one, want: "12"},
-		"ComposedChange":     {xr: current, ready: false, cond: rolling, resources: two},
-		"NoResourceVersion":  {xr: strings.Replace(current, `"resourceVersion": "4711", `, "", 1), ready: false, cond: rolling, resources: one},
-		"ComposedNoneLeft":   {xr: current, ready: false, cond: rolling},
-		"CurrentButComposed": {xr: current, ready: true, cond: ready, resources: two},
+		"Current":               {xr: current, ready: true, cond: ready, resources: one},
+		"CustomConditionMoves":  {xr: current, ready: true, cond: moved, resources: one},
+		"ReadinessDiffers":      {xr: current, ready: false, cond: rolling, resources: one, want: "4711"},
+		"ReadyAtOlderGen":       {xr: strings.Replace(current, `"generation": 7`, `"generation": 8`, 1), ready: true, cond: ready, resources: one, want: "4711"},
+		"SyncedAtOlderGen":      {xr: strings.Replace(current, `"observedGeneration": 7},`, `"observedGeneration": 6},`, 1), ready: true, cond: ready, resources: one, want: "4711"},
+		"NoReadyYetNotReady":    {xr: `{"metadata": {"resourceVersion": "12", "generation": 1}}`, ready: false, cond: rolling, resources: one},
+		"NoReadyYetReady":       {xr: `{"metadata": {"resourceVersion": "12", "generation": 1}}`, ready: true, cond: ready, resources: one, want: "12"},
+		"ComposedChange":        {xr: current, ready: false, cond: rolling, resources: two},
+		"ComposedNoneLeft":      {xr: current, ready: false, cond: rolling},
+		"NoResourceVersion":     {xr: strings.Replace(current, `"resourceVersion": "4711", `, "", 1), ready: false, cond: rolling, resources: one},
+		"CurrentComposedChange": {xr: current, ready: true, cond: ready, resources: two},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
