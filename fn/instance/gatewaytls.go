@@ -13,6 +13,7 @@ import (
 
 	"github.com/firebolt-db/firebolt-crossplane/apis/v1alpha1"
 	"github.com/firebolt-db/firebolt-crossplane/fn/instance/envoyconfig"
+	"github.com/firebolt-db/firebolt-crossplane/fn/podtemplate"
 )
 
 // TypeGatewayTLSReady says whether the gateway's client listener serves
@@ -72,6 +73,51 @@ func rank(st *v1alpha1.GatewayTLSStatus) int {
 	}
 }
 
+// tighter reports whether a client that a gateway serving s accepts may be
+// refused by one serving want.
+func tighter(want, s *v1alpha1.GatewayTLSStatus) bool {
+	if rank(want) != rank(s) {
+		return rank(want) > rank(s)
+	}
+	return rank(want) == 2 && want.ClientCASecretName != s.ClientCASecretName
+}
+
+// mountedPosture is the posture the observed gateway Deployment's pod
+// template mounts: mutual TLS with the client CA Secret it projects first,
+// TLS, or nil for neither (plain, or the closed listener of a staging).
+// A template edited by someone else can only make it read tighter or
+// looser than the status, and either way a tightening is staged (fail
+// closed), never skipped.
+func mountedPosture(d *composed.Unstructured) *v1alpha1.GatewayTLSStatus {
+	if d == nil {
+		return nil
+	}
+	vols, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "volumes")
+	var tls, mutual bool
+	var ca string
+	for _, v := range vols {
+		vol, _ := v.(map[string]any)
+		switch vol["name"] {
+		case podtemplate.VolumeGatewayTLS:
+			tls = true
+		case podtemplate.VolumeClientCA:
+			mutual = true
+			srcs, _, _ := unstructured.NestedSlice(vol, "projected", "sources")
+			if len(srcs) > 0 {
+				src, _ := srcs[0].(map[string]any)
+				ca, _, _ = unstructured.NestedString(src, "secret", "name")
+			}
+		}
+	}
+	switch {
+	case mutual:
+		return &v1alpha1.GatewayTLSStatus{Mode: v1alpha1.GatewayTLSModeMutualTLS, ClientCASecretName: ca}
+	case tls:
+		return &v1alpha1.GatewayTLSStatus{Mode: v1alpha1.GatewayTLSModeTLS}
+	}
+	return nil
+}
+
 // gatewayPosture decides the client listener's posture from the spec and
 // what status says the gateway serves, and composes the gateway's
 // Certificate. Loosening and changes of certificate roll as any change
@@ -115,8 +161,11 @@ func (c *computation) gatewayPosture(now time.Time) posture {
 		}
 	}
 	issued := spec.SecretRef != nil || certificateReady(c.in.Observed[RNGatewayTLS])
-	tightening := rank(want) > rank(prev) || (want.Mode == v1alpha1.GatewayTLSModeMutualTLS && prev.ClientCASecretName != want.ClientCASecretName)
-	if tightening {
+	// A loosening rolls the Deployment and records the looser posture in
+	// the same call; were that status write lost, the status would still
+	// name the tighter one while pods serve the looser: so a tightening is
+	// judged against what the observed Deployment mounts as well.
+	if tighter(want, prev) || tighter(want, mountedPosture(c.in.Observed[RNGateway])) {
 		closed := posture{listener: envoyconfig.Listener{Closed: true}, staging: true}
 		hash := c.postureHash(closed)
 		switch {

@@ -40,6 +40,13 @@ var tlsModelSpecs = []struct {
 	{tlsSpec(", clientCASecretRef: {name: ca-a}, crlSecretRef: {name: crl}"), servedPosture{rank: 2, ca: "ca-a"}},
 }
 
+// fataler is what the world fails through: a rapid.T, or a testing.T
+// for a fixed sequence.
+type fataler interface {
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
 type modelPod struct {
 	hash string
 	// born is the spec edit the function had seen when the pod was
@@ -51,7 +58,7 @@ type modelPod struct {
 // Kubernetes does: with maxUnavailable 100% every old pod goes before a
 // new one starts; with maxSurge one new pod starts before an old one goes.
 type tlsWorld struct {
-	t        *rapid.T
+	t        fataler
 	spec     int
 	edits    int
 	known    int // the edit the function last saw
@@ -246,4 +253,41 @@ func TestGatewayTightensFailClosed(t *testing.T) {
 			rt.Fatalf("at rest status.gatewayTLS = %v for %+v", w.status, want)
 		}
 	})
+}
+
+// TestGatewayTightensAfterALostLoosening replays the sequence that found
+// the status alone too weak a witness of what the gateway serves: mutual
+// TLS at rest, then a loosening to TLS whose status write is lost while
+// the Deployment rolls to it, then mutual TLS again. The status still
+// names mutual TLS, but pods serve TLS: asking for mutual TLS is a
+// tightening, staged closed, and no mutual-TLS pod starts beside a TLS one.
+func TestGatewayTightensAfterALostLoosening(t *testing.T) {
+	w := &tlsWorld{t: t, postures: map[string]servedPosture{}, issued: true}
+	settle := func() {
+		for range 8 {
+			w.call(t, false)
+			w.roll()
+			w.check()
+		}
+	}
+	w.call(t, false)
+	w.roll()
+	w.spec, w.edits = 3, w.edits+1 // mutual TLS, client CA ca-a
+	settle()
+	if got := w.postures[w.pods[0].hash]; got != tlsModelSpecs[3].want {
+		t.Fatalf("at rest the gateway serves %+v, want %+v", got, tlsModelSpecs[3].want)
+	}
+	w.spec, w.edits = 1, w.edits+1 // TLS
+	w.call(t, true)                // its status write is lost
+	for range 3 {
+		w.roll()
+		w.check()
+	}
+	w.spec, w.edits = 3, w.edits+1 // mutual TLS again
+	settle()
+	for _, p := range w.pods {
+		if got := w.postures[p.hash]; got != tlsModelSpecs[3].want {
+			t.Fatalf("at rest a pod serves %+v, want %+v", got, tlsModelSpecs[3].want)
+		}
+	}
 }
