@@ -82,9 +82,10 @@ func tighter(want, s *v1alpha1.GatewayTLSStatus) bool {
 	return rank(want) == 2 && want.ClientCASecretName != s.ClientCASecretName
 }
 
-// mountedPosture is the posture the observed gateway Deployment's pod
+// mountedPosture is the posture the observed gateway Deployment d's pod
 // template mounts: mutual TLS with the client CA Secret it projects first,
-// TLS, or nil for neither (plain, or the closed listener of a staging).
+// TLS, or nil for neither (plain, or the closed listener of a staging);
+// nil too when d is (no Deployment is no evidence of a posture).
 // A template edited by someone else can only make it read tighter or
 // looser than the status, and either way a tightening is staged (fail
 // closed), never skipped.
@@ -165,7 +166,7 @@ func (c *computation) gatewayPosture(now time.Time) posture {
 	// the same call; were that status write lost, the status would still
 	// name the tighter one while pods serve the looser: so a tightening is
 	// judged against what the observed Deployment mounts as well.
-	if tighter(want, prev) || tighter(want, mountedPosture(c.in.Observed[RNGateway])) {
+	if tighter(want, prev) || c.in.Observed[RNGateway] != nil && tighter(want, mountedPosture(c.in.Observed[RNGateway])) {
 		closed := posture{listener: envoyconfig.Listener{Closed: true}, staging: true}
 		hash := c.postureHash(closed)
 		switch {
