@@ -85,13 +85,13 @@ func tighter(want, s *v1alpha1.GatewayTLSStatus) bool {
 // mountedPosture is the posture the observed gateway Deployment d's pod
 // template mounts: mutual TLS with the client CA Secret it projects first,
 // TLS, or nil for neither (plain, or the closed listener of a staging);
-// nil too when d is (no Deployment is no evidence of a posture).
+// false when there is no Deployment, which is no evidence of a posture.
 // A template edited by someone else can only make it read tighter or
 // looser than the status, and either way a tightening is staged (fail
 // closed), never skipped.
-func mountedPosture(d *composed.Unstructured) *v1alpha1.GatewayTLSStatus {
+func mountedPosture(d *composed.Unstructured) (*v1alpha1.GatewayTLSStatus, bool) {
 	if d == nil {
-		return nil
+		return nil, false
 	}
 	vols, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "volumes")
 	var tls, mutual bool
@@ -112,11 +112,11 @@ func mountedPosture(d *composed.Unstructured) *v1alpha1.GatewayTLSStatus {
 	}
 	switch {
 	case mutual:
-		return &v1alpha1.GatewayTLSStatus{Mode: v1alpha1.GatewayTLSModeMutualTLS, ClientCASecretName: ca}
+		return &v1alpha1.GatewayTLSStatus{Mode: v1alpha1.GatewayTLSModeMutualTLS, ClientCASecretName: ca}, true
 	case tls:
-		return &v1alpha1.GatewayTLSStatus{Mode: v1alpha1.GatewayTLSModeTLS}
+		return &v1alpha1.GatewayTLSStatus{Mode: v1alpha1.GatewayTLSModeTLS}, true
 	}
-	return nil
+	return nil, true
 }
 
 // gatewayPosture decides the client listener's posture from the spec and
@@ -166,7 +166,7 @@ func (c *computation) gatewayPosture(now time.Time) posture {
 	// the same call; were that status write lost, the status would still
 	// name the tighter one while pods serve the looser: so a tightening is
 	// judged against what the observed Deployment mounts as well.
-	if tighter(want, prev) || c.in.Observed[RNGateway] != nil && tighter(want, mountedPosture(c.in.Observed[RNGateway])) {
+	if mounted, ok := mountedPosture(c.in.Observed[RNGateway]); tighter(want, prev) || ok && tighter(want, mounted) {
 		closed := posture{listener: envoyconfig.Listener{Closed: true}, staging: true}
 		hash := c.postureHash(closed)
 		switch {
