@@ -6,7 +6,9 @@
 #   OUT/firebolt.yaml                         its krew manifest (each archive's URL and SHA-256)
 # REGISTRY and VERSION come from the Makefile; PLUGIN_URL is where the
 # archives are published (default: the GitHub release of VERSION);
-# PACKAGES_ONLY=1 builds the two packages and not the plugin.
+# PACKAGES_ONLY=1 builds the two packages and not the plugin;
+# PLUGIN_PLATFORMS="linux/amd64 ..." builds and packs the plugin for those of
+# its platforms alone (the package test: this machine's), not for a release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: hack/xpkg.sh OUTDIR}
@@ -20,6 +22,19 @@ GOTOOLCHAIN=$(go mod edit -json | sed -n 's/^[[:space:]]*"Toolchain": "\(go[0-9.
 export GOTOOLCHAIN
 out=$(cd "$out" && pwd)
 work="$out/.work"
+# hack/krewpack holds the list of platforms the plugin ships for; a
+# PLUGIN_PLATFORMS word that is not one of them is refused before anything
+# is built.
+if [[ "${PACKAGES_ONLY:-}" != 1 ]]; then
+	shipped=$(go run ./hack/krewpack -list)
+	platforms=${PLUGIN_PLATFORMS:-$shipped}
+	for platform in $platforms; do
+		case " $shipped " in
+		*" $platform "*) ;;
+		*) echo "PLUGIN_PLATFORMS: $platform is not a platform the plugin ships for ($shipped)" >&2; exit 1 ;;
+		esac
+	done
+fi
 rm -rf "$work" && mkdir -p "$work/no-examples"
 
 # A static binary: the runtime image has no libc.
@@ -40,7 +55,7 @@ go run ./hack/pkgstage -registry "$REGISTRY" -version "$VERSION" -stage "$work/c
 plugin_files=()
 if [[ "${PACKAGES_ONLY:-}" != 1 ]]; then
 	plugin_url=${PLUGIN_URL:-https://github.com/firebolt-db/firebolt-crossplane/releases/download/$VERSION}
-	for platform in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
+	for platform in $platforms; do
 		os=${platform%/*} arch=${platform#*/}
 		CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath \
 			-ldflags="-s -w -X github.com/firebolt-db/firebolt-crossplane/internal/kubectlfirebolt.Version=$VERSION" \
@@ -50,7 +65,7 @@ if [[ "${PACKAGES_ONLY:-}" != 1 ]]; then
 	if [[ -f LICENSE ]]; then license=(-license LICENSE); fi
 	# An assignment, not a process substitution, so that a failure stops here.
 	packed=$(go run ./hack/krewpack -version "$VERSION" -url "$plugin_url" \
-		-bins "$work/plugin" -out "$out" "${license[@]}")
+		-bins "$work/plugin" -out "$out" -platforms "$platforms" "${license[@]}")
 	mapfile -t plugin_files <<<"$packed"
 fi
 

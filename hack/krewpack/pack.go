@@ -41,9 +41,52 @@ func (p Platform) Archive(version string) string {
 	return fmt.Sprintf("%s-%s-%s-%s.tar.gz", Binary, version, p.OS, p.Arch)
 }
 
-// Options say what to pack and where.
+// Options say what to pack and where. Only, when set, packs those of the
+// Platforms alone (as GOOS/GOARCH), in their order: a build for this machine
+// alone, as the package test makes. A release packs them all.
 type Options struct {
 	Version, URL, Bins, Out, License string
+	Only                             []string
+}
+
+// String is the platform as GOOS/GOARCH.
+func (p Platform) String() string { return p.OS + "/" + p.Arch }
+
+// selected are the Platforms o.Only names, or all of them; a name that is
+// not one of them is refused rather than packed into a manifest krew could
+// not match.
+func (o Options) selected() ([]Platform, error) {
+	if len(o.Only) == 0 {
+		return Platforms, nil
+	}
+	want := make(map[string]bool, len(o.Only))
+	for _, name := range o.Only {
+		known := false
+		for _, p := range Platforms {
+			known = known || p.String() == name
+		}
+		if !known {
+			return nil, fmt.Errorf("-platforms: %q is not a platform the plugin ships for (%s)", name, platformList(Platforms))
+		}
+		want[name] = true
+	}
+	var out []Platform
+	for _, p := range Platforms {
+		if want[p.String()] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// platformList is platforms as GOOS/GOARCH words, space-separated, as
+// hack/xpkg.sh loops over them.
+func platformList(platforms []Platform) string {
+	words := make([]string, 0, len(platforms))
+	for _, p := range platforms {
+		words = append(words, p.String())
+	}
+	return strings.Join(words, " ")
 }
 
 // archiveTime is every archive entry's modification time: fixed, so two
@@ -76,12 +119,16 @@ func Pack(o Options) ([]string, error) {
 		}
 		license = b
 	}
+	selected, err := o.selected()
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return nil, err
 	}
-	platforms := make([]Platform, 0, len(Platforms))
-	files := make([]string, 0, len(Platforms)+1)
-	for _, p := range Platforms {
+	platforms := make([]Platform, 0, len(selected))
+	files := make([]string, 0, len(selected)+1)
+	for _, p := range selected {
 		bin, err := os.ReadFile(filepath.Join(o.Bins, p.OS+"-"+p.Arch, Binary))
 		if err != nil {
 			return nil, fmt.Errorf("cannot read the %s/%s binary: %w", p.OS, p.Arch, err)

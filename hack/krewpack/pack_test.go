@@ -216,6 +216,8 @@ func TestPackRefuses(t *testing.T) {
 		"URL":       {Options{Version: "v1.0.0", URL: "ftp://x"}, `-url "ftp://x": must be an http(s):// or file:// URL`},
 		"NoBinary":  {Options{Version: "v1.0.0", URL: "https://x", Bins: "/nonexistent"}, "cannot read the linux/amd64 binary"},
 		"NoLicense": {Options{Version: "v1.0.0", URL: "https://x", License: "/nonexistent/LICENSE"}, "cannot read the license"},
+		"UnknownPlatform": {Options{Version: "v1.0.0", URL: "https://x", Bins: "/nonexistent", Only: []string{"linux/amd64", "windows/amd64"}},
+			`-platforms: "windows/amd64" is not a platform the plugin ships for (linux/amd64 linux/arm64 darwin/amd64 darwin/arm64)`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -225,5 +227,39 @@ func TestPackRefuses(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestPackOnly: a pack of some platforms holds their archives alone, in the
+// shipped order whatever order they were named in, and the manifest names
+// only them; a binary of a platform not named is not needed.
+func TestPackOnly(t *testing.T) {
+	in := bins(t)
+	if err := os.RemoveAll(filepath.Join(in, "linux-arm64")); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	files, err := Pack(Options{Version: "v0.1.0", URL: "https://example.com/dl", Bins: in, Out: out, Only: []string{"darwin/arm64", "linux/amd64"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"kubectl-firebolt-v0.1.0-linux-amd64.tar.gz", "kubectl-firebolt-v0.1.0-darwin-arm64.tar.gz", "firebolt.yaml"}
+	if diff := cmp.Diff(want, files); diff != "" {
+		t.Fatalf("files (-want +got):\n%s", diff)
+	}
+	mb, err := os.ReadFile(filepath.Join(out, ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m manifest
+	if err := yaml.UnmarshalStrict(mb, &m); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]string, 0, len(m.Spec.Platforms))
+	for _, p := range m.Spec.Platforms {
+		got = append(got, p.Selector.MatchLabels["os"]+"/"+p.Selector.MatchLabels["arch"])
+	}
+	if diff := cmp.Diff([]string{"linux/amd64", "darwin/arm64"}, got); diff != "" {
+		t.Errorf("manifest platforms (-want +got):\n%s", diff)
 	}
 }

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -57,8 +56,9 @@ func TestEngineCreate(t *testing.T) {
 		return d == "", "(-composite +claim):\n" + d, nil
 	})
 
-	// kubectl get fireng, as a user would look. The columns read the
-	// claim, whose conditions Crossplane's claim controller copies from its
+	// kubectl get fireng, as a user would look: the API server's table of
+	// the claims, which is what kubectl prints (harness.Table). The columns
+	// read the claim, whose conditions Crossplane's claim controller copies from its
 	// cache of the composite: right after a rollout they can lag (or show
 	// a moment older) for a reconcile or two, so the table must settle on
 	// the stable engine rather than show it at one instant.
@@ -67,12 +67,12 @@ func TestEngineCreate(t *testing.T) {
 		"SYNCED": "True", "READY": "True",
 	}}
 	s.wait(rolloutTimeout, "kubectl get fireng to show the stable engine", func(ctx context.Context) (bool, string, error) {
-		out, err := cp.Kubectl(ctx, "get", "fireng", "-n", s.ns)
+		rows, err := cp.Table(ctx, harness.EngineGVK, s.ns)
 		if err != nil {
 			return false, harness.SeenErr(err), nil
 		}
-		d := cmp.Diff(wantRows, table(out), ignoreColumns("AGE", "CONNECTION-SECRET"))
-		return d == "", "(-want +got):\n" + d + "\noutput:\n" + out, nil
+		d := cmp.Diff(wantRows, rows, ignoreColumns("AGE", "CONNECTION-SECRET"))
+		return d == "", "(-want +got):\n" + d, nil
 	})
 }
 
@@ -101,44 +101,6 @@ func mirrored(u *unstructured.Unstructured) map[string]any {
 	}
 	out["conditions"] = conds
 	return out
-}
-
-// table parses kubectl's default table output into rows keyed by column.
-func table(out string) []map[string]string {
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) < 2 {
-		return nil
-	}
-	header := lines[0]
-	// Columns start where a header word starts; values are left-aligned
-	// under them.
-	var starts []int
-	var names []string
-	for i := 0; i < len(header); i++ {
-		if header[i] != ' ' && (i == 0 || header[i-1] == ' ') {
-			starts = append(starts, i)
-			end := strings.IndexByte(header[i:], ' ')
-			if end < 0 {
-				end = len(header) - i
-			}
-			names = append(names, header[i:i+end])
-		}
-	}
-	var rows []map[string]string
-	for _, l := range lines[1:] {
-		row := map[string]string{}
-		for j, start := range starts {
-			end := len(l)
-			if j+1 < len(starts) && starts[j+1] < len(l) {
-				end = starts[j+1]
-			}
-			if start < len(l) {
-				row[names[j]] = strings.TrimSpace(l[start:end])
-			}
-		}
-		rows = append(rows, row)
-	}
-	return rows
 }
 
 func ignoreColumns(cols ...string) cmp.Option {

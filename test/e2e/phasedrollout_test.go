@@ -163,9 +163,9 @@ func TestPhasedRolloutGatesAForeignStatefulSet(t *testing.T) {
 	trigger := func() {
 		t.Helper()
 		patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"labels":{"trigger-rollout":"%d"}}}}}`, time.Now().UnixNano())
-		out, err := cp.Kubectl(s.ctx, "patch", "sts", name, "-n", s.ns, "--patch", patch)
-		if err != nil {
-			t.Fatalf("kubectl patch sts: %v: %s", err, out)
+		// kubectl patch's default: a strategic merge patch.
+		if _, err := cp.Kube.AppsV1().StatefulSets(s.ns).Patch(s.ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatalf("cannot patch StatefulSet %s: %v", name, err)
 		}
 	}
 	trigger()

@@ -260,18 +260,34 @@ func (c *Cluster) initClients() error {
 // not empty. Kinds served by CRDs created after the last lookup are found by
 // refreshing discovery once.
 func (c *Cluster) Resource(gvk schema.GroupVersionKind, ns string) (dynamic.ResourceInterface, error) {
-	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
-		c.mapper.Reset()
-		m, err = c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	}
+	m, err := c.mapping(gvk)
 	if err != nil {
-		return nil, errors.Wrapf(err, "cannot map %s", gvk)
+		return nil, err
 	}
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
 		return c.Dyn.Resource(m.Resource).Namespace(ns), nil
 	}
 	return c.Dyn.Resource(m.Resource), nil
+}
+
+// mapping is the kind's resource and scope, refreshing discovery once for a
+// kind served by a CRD created after the last lookup.
+func (c *Cluster) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		c.mapper.Reset()
+		m, err = c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	return m, errors.Wrapf(err, "cannot map %s", gvk)
+}
+
+// namespaced says whether the kind's objects live in a namespace.
+func (c *Cluster) namespaced(gvk schema.GroupVersionKind) (bool, error) {
+	m, err := c.mapping(gvk)
+	if err != nil {
+		return false, err
+	}
+	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
 }
 
 // ResourceFor is Resource for an object's own kind and namespace.

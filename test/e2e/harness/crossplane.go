@@ -164,6 +164,7 @@ func (c *Cluster) startCrossplaneProcess(kubeconfig, serverDir string) error {
 		"METRICS_PORT="+crossplaneMetricsPort,
 		"HEALTH_PROBE_PORT=8081",
 	)
+	env = append(env, collector("1GiB")...)
 	err := c.procs.start("crossplane", c.Tools.CrossplaneCore, []string{"core", "start", flagDebug, "--poll-interval=" + CrossplanePollInterval}, env...)
 	return err
 }
@@ -196,8 +197,8 @@ func (c *Cluster) functionCerts() error {
 // kubeconfig for the service account deploy/ binds (not admin: the test
 // proves the RBAC there is enough), and starts it.
 func (c *Cluster) startFunction(ctx context.Context) error {
-	if out, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(c.Tools.Root, "deploy")); err != nil {
-		return errors.Wrapf(err, "kubectl apply -f deploy/: %s", out)
+	if err := c.ApplyFiles(ctx, "", filepath.Join(c.Tools.Root, "deploy")); err != nil {
+		return errors.Wrap(err, "cannot apply deploy/")
 	}
 	if err := c.functionCerts(); err != nil {
 		return err

@@ -58,8 +58,8 @@ func (c *Cluster) crossplaneIdentity(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if out, err := c.Kubectl(ctx, "apply", "-f", roles); err != nil {
-		return "", errors.Wrapf(err, "cannot apply Crossplane's ClusterRoles: %s", out)
+	if err := c.ApplyFiles(ctx, "", roles); err != nil {
+		return "", errors.Wrap(err, "cannot apply Crossplane's ClusterRoles")
 	}
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: crossplaneSA, Namespace: CrossplaneNamespace}}
 	if _, err := c.Kube.CoreV1().ServiceAccounts(CrossplaneNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !kerrors.IsAlreadyExists(err) {

@@ -3,8 +3,14 @@ package harness
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -62,21 +68,70 @@ func (c *Cluster) Describe(ctx context.Context, namespace string) string {
 			b.WriteString(ToYAML(&l.Items[i]))
 		}
 	}
-	for _, q := range [][]string{
-		{"get", "-n", namespace, "statefulsets,controllerrevisions,deployments,services,configmaps,secrets,pods,pvc,poddisruptionbudgets,serviceaccounts,roles,rolebindings,usages.protection.crossplane.io,certificates.cert-manager.io,certificaterequests.cert-manager.io", "-o", "wide", "--show-labels"},
-		{"get", "-n", namespace, "events", "--sort-by=.lastTimestamp"},
-		{"get", "functions,functionrevisions,configurations,configurationrevisions"},
+	// What kubectl get -o wide --show-labels would print for each kind.
+	for _, q := range []struct {
+		gvk schema.GroupVersionKind
+		ns  string
+	}{
+		{appsv1.SchemeGroupVersion.WithKind("StatefulSet"), namespace},
+		{appsv1.SchemeGroupVersion.WithKind("ControllerRevision"), namespace},
+		{appsv1.SchemeGroupVersion.WithKind("Deployment"), namespace},
+		{corev1.SchemeGroupVersion.WithKind("Service"), namespace},
+		{corev1.SchemeGroupVersion.WithKind("ConfigMap"), namespace},
+		{corev1.SchemeGroupVersion.WithKind("Secret"), namespace},
+		{corev1.SchemeGroupVersion.WithKind("Pod"), namespace},
+		{corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"), namespace},
+		{policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"), namespace},
+		{corev1.SchemeGroupVersion.WithKind("ServiceAccount"), namespace},
+		{rbacv1.SchemeGroupVersion.WithKind("Role"), namespace},
+		{rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), namespace},
+		{schema.GroupVersionKind{Group: "protection.crossplane.io", Version: "v1beta1", Kind: "Usage"}, namespace},
+		{CertificateGVK, namespace},
+		{CertificateRequestGVK, namespace},
+		{FunctionGVK, ""},
+		{FunctionRevisionGVK, ""},
+		{ConfigurationGVK, ""},
+		{schema.GroupVersionKind{Group: pkgGroup, Version: "v1", Kind: "ConfigurationRevision"}, ""},
 	} {
-		section("kubectl " + strings.Join(q, " "))
-		out, err := c.Kubectl(ctx, q...)
-		b.WriteString(out)
+		t, err := c.table(ctx, q.gvk, q.ns)
 		if err != nil {
+			section(q.gvk.Kind)
 			b.WriteString(err.Error() + "\n")
+			continue
 		}
+		if len(t.Rows) == 0 {
+			continue
+		}
+		section(fmt.Sprintf("%s (%d)", q.gvk.Kind, len(t.Rows)))
+		b.WriteString(tableText(t))
 	}
+	section("events")
+	b.WriteString(c.events(ctx, namespace))
 	if c.Pods != nil {
 		section("fake engine pods")
 		b.WriteString(c.Pods.Describe(namespace) + "\n")
+	}
+	return b.String()
+}
+
+// events are namespace's events, oldest first, one line each.
+func (c *Cluster) events(ctx context.Context, namespace string) string {
+	l, err := c.Kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error() + "\n"
+	}
+	last := func(e *corev1.Event) time.Time {
+		if !e.LastTimestamp.IsZero() {
+			return e.LastTimestamp.Time
+		}
+		return e.EventTime.Time
+	}
+	sort.SliceStable(l.Items, func(i, j int) bool { return last(&l.Items[i]).Before(last(&l.Items[j])) })
+	var b strings.Builder
+	for i := range l.Items {
+		e := &l.Items[i]
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s/%s\tx%d\t%s\n", last(e).Format(time.RFC3339), e.Type, e.Reason,
+			strings.ToLower(e.InvolvedObject.Kind), e.InvolvedObject.Name, e.Count, e.Message)
 	}
 	return b.String()
 }

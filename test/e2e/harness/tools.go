@@ -40,7 +40,6 @@ type Tools struct {
 	KubeAPIServer         string `json:"kubeAPIServer"`
 	KubeControllerManager string `json:"kubeControllerManager"`
 	KubeScheduler         string `json:"kubeScheduler"`
-	Kubectl               string `json:"kubectl"`
 	KWOK                  string `json:"kwok"`
 	KWOKStages            string `json:"kwokStages"`
 	// Prometheus is the server phased-rollout checks query.
@@ -87,7 +86,6 @@ func Prepare(ctx context.Context, out string, log io.Writer) (*Tools, error) {
 		{"kube-apiserver", &t.KubeAPIServer},
 		{"kube-controller-manager", &t.KubeControllerManager},
 		{"kube-scheduler", &t.KubeScheduler},
-		{"kubectl", &t.Kubectl},
 		{"crossplane-core", &t.CrossplaneCore},
 		{"crossplane", &t.Crossplane},
 		{"crossplane-module", &t.CrossplaneModule},
@@ -169,6 +167,13 @@ func toolPath(ctx context.Context, root, name string, log io.Writer) (string, er
 		return "", errors.Wrapf(err, "cannot build %s with hack/tools.sh", name)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// Tool builds the named tool with hack/tools.sh if the tools cache lacks it
+// and returns its path: what the end-to-end stack does not run itself, such
+// as the kubectl make up gives its user.
+func Tool(ctx context.Context, name string, log io.Writer) (string, error) {
+	return toolPath(ctx, Root(), name, log)
 }
 
 // Encode serialises the tools for EnvTools.

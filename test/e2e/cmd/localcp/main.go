@@ -49,6 +49,9 @@ const (
 	buildDir       = "build"
 	readyFile      = "ready"
 	stackReadyFile = "stack-ready"
+	// envKubectl is the path of the kubectl up built, which the stack
+	// publishes in stackReadyFile once ready.
+	envKubectl = "FIREBOLT_UP_KUBECTL"
 )
 
 // The seed 004 sample (examples/phased/sample) runs in sampleNamespace and
@@ -125,6 +128,11 @@ func up(dir string) error {
 	if err != nil {
 		return err
 	}
+	// The stack runs no kubectl; its user does.
+	kubectl, err := harness.Tool(ctx, "kubectl", os.Stdout)
+	if err != nil {
+		return err
+	}
 	fmt.Printf("built in %s; starting the control plane...\n", time.Since(start).Round(time.Second))
 
 	log, err := os.Create(filepath.Join(dir, logFile))
@@ -133,7 +141,7 @@ func up(dir string) error {
 	}
 	defer log.Close()                              //nolint:errcheck // Only the child writes to it.
 	cmd := exec.Command("/proc/self/exe", "serve") //nolint:noctx // The server outlives this command by design; `make down` stops it.
-	cmd.Env = append(os.Environ(), harness.EnvTools+"="+tools.Encode(), "FIREBOLT_UP_DIR="+dir, envMarker+"="+dir)
+	cmd.Env = append(os.Environ(), harness.EnvTools+"="+tools.Encode(), "FIREBOLT_UP_DIR="+dir, envMarker+"="+dir, envKubectl+"="+kubectl)
 	cmd.Stdout, cmd.Stderr = log, log
 	// Detached: it outlives this command and the shell that ran it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -140,7 +140,7 @@ func netns(dir string) error {
 	}
 	defer l.Close() //nolint:errcheck // Closing on exit.
 	go forward(l, func() (net.Conn, error) { return (&net.Dialer{}).DialContext(ctx, "tcp", "127.0.0.1:6443") })
-	if err := os.WriteFile(filepath.Join(dir, stackReadyFile), []byte(tools.Kubectl), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, stackReadyFile), []byte(os.Getenv(envKubectl)), 0o644); err != nil {
 		return err
 	}
 	<-ctx.Done()
@@ -163,8 +163,8 @@ func applyExamples(ctx context.Context, c *harness.Cluster) error {
 	if _, err := c.Kube.CoreV1().Secrets(exampleNamespace).Create(ctx, creds, metav1.CreateOptions{}); err != nil && !kerrors.IsAlreadyExists(err) {
 		return err
 	}
-	if out, err := c.Kubectl(ctx, "apply", "-n", exampleNamespace, "-f", filepath.Join(c.Tools.Root, "examples", "claims")); err != nil {
-		return fmt.Errorf("%w: %s", err, out)
+	if err := c.ApplyFiles(ctx, exampleNamespace, filepath.Join(c.Tools.Root, "examples", "claims")); err != nil {
+		return err
 	}
 	fmt.Print("applied examples/claims in namespace firebolt; waiting for the engine...\n")
 	ri, err := c.Resource(harness.EngineGVK, exampleNamespace)
@@ -187,8 +187,8 @@ func applyExamples(ctx context.Context, c *harness.Cluster) error {
 // signing key, its gateway certificate and its engine TLS anchor:
 // AuthReady, GatewayTLSReady and EngineTLSReady True.
 func applyAuthExample(ctx context.Context, c *harness.Cluster) error {
-	if out, err := c.Kubectl(ctx, "apply", "-n", exampleNamespace, "-f", filepath.Join(c.Tools.Root, "examples", "auth")); err != nil {
-		return fmt.Errorf("%w: %s", err, out)
+	if err := c.ApplyFiles(ctx, exampleNamespace, filepath.Join(c.Tools.Root, "examples", "auth")); err != nil {
+		return err
 	}
 	fmt.Print("applied examples/auth in namespace firebolt; waiting for instance firebolt's AuthReady, GatewayTLSReady and EngineTLSReady...\n")
 	ri, err := c.Resource(harness.InstanceGVK, exampleNamespace)
