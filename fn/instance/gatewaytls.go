@@ -88,7 +88,8 @@ func tighter(want, s *v1alpha1.GatewayTLSStatus) bool {
 // false when there is no Deployment, which is no evidence of a posture.
 // A template edited by someone else can only make it read tighter or
 // looser than the status, and either way a tightening is staged (fail
-// closed), never skipped.
+// closed), unless the template is exactly the one the tighter posture
+// renders (rendersAlready), which only the end of a staging writes.
 func mountedPosture(d *composed.Unstructured) (*v1alpha1.GatewayTLSStatus, bool) {
 	if d == nil {
 		return nil, false
@@ -162,11 +163,21 @@ func (c *computation) gatewayPosture(now time.Time) posture {
 		}
 	}
 	issued := spec.SecretRef != nil || certificateReady(c.in.Observed[RNGatewayTLS])
+	p := posture{
+		listener: envoyconfig.Listener{TLS: true, ClientCA: want.ClientCASecretName != "", CRL: want.CRLSecretName != ""},
+		cert:     want.SecretName, clientCA: want.ClientCASecretName, crl: want.CRLSecretName,
+		status: want,
+	}
 	// A loosening rolls the Deployment and records the looser posture in
 	// the same call; were that status write lost, the status would still
 	// name the tighter one while pods serve the looser: so a tightening is
-	// judged against what the observed Deployment mounts as well.
-	if mounted, ok := mountedPosture(c.in.Observed[RNGateway]); tighter(want, prev) || ok && tighter(want, mounted) {
+	// judged against what the observed Deployment mounts as well. The call
+	// that ends a staging records and renders the tighter posture at once
+	// too; were that status write lost, the status would name no posture
+	// while the template already is this one. Only a completed staging (or
+	// no tightening at all) renders it, so it is kept, not staged again.
+	mounted, ok := mountedPosture(c.in.Observed[RNGateway])
+	if (tighter(want, prev) || ok && tighter(want, mounted)) && !c.rendersAlready(p) {
 		closed := posture{listener: envoyconfig.Listener{Closed: true}, staging: true}
 		hash := c.postureHash(closed)
 		switch {
@@ -183,11 +194,6 @@ func (c *computation) gatewayPosture(now time.Time) posture {
 		// Every pod runs the closed listener: the new posture is
 		// recorded and rolled.
 		prev = nil
-	}
-	p := posture{
-		listener: envoyconfig.Listener{TLS: true, ClientCA: want.ClientCASecretName != "", CRL: want.CRLSecretName != ""},
-		cert:     want.SecretName, clientCA: want.ClientCASecretName, crl: want.CRLSecretName,
-		status: want,
 	}
 	if !issued && prev != nil {
 		// The certificate the gateway serves stays mounted until its
@@ -259,6 +265,18 @@ func (c *computation) gatewayTLSCondition(p posture, hash string) Condition {
 			describePosture(p.status), strings.Join(secrets, ", "))
 	}
 	return cond
+}
+
+// rendersAlready: the observed gateway Deployment's template is the one
+// posture p renders (its config hash), whatever its pods run yet.
+func (c *computation) rendersAlready(p posture) bool {
+	d := c.in.Observed[RNGateway]
+	if d == nil {
+		return false
+	}
+	hash := c.postureHash(p)
+	got, _, _ := unstructured.NestedString(d.Object, "spec", "template", "metadata", "annotations", AnnotationConfigHash)
+	return hash != "" && got == hash
 }
 
 // servesOnly: every pod of the Deployment runs the template whose config

@@ -291,3 +291,48 @@ func TestGatewayTightensAfterALostLoosening(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewayTighteningSurvivesALostRecord: the call that finds every pod
+// closed records the tightened posture and renders it in one answer. Were
+// that status write lost (a crash, or Crossplane's status apply refused on
+// an older copy), the next calls find that posture's template already
+// rendered, which only a completed staging renders, and keep it; they do
+// not close the gateway again (an end-to-end run saw mutual TLS roll out,
+// back to closed, and out again).
+func TestGatewayTighteningSurvivesALostRecord(t *testing.T) {
+	w := &tlsWorld{t: t, postures: map[string]servedPosture{}, issued: true}
+	w.call(t, false)
+	w.roll()
+	w.spec, w.edits = 1, w.edits+1 // TLS
+	for range 8 {
+		w.call(t, false)
+		w.roll()
+		w.check()
+	}
+	w.spec, w.edits = 3, w.edits+1 // mutual TLS, client CA ca-a
+	for i := 0; ; i++ {
+		if i == 16 {
+			t.Fatal("the tightening to mutual TLS never rendered it")
+		}
+		before := w.status
+		w.call(t, false)
+		if !w.postures[w.hashOf(w.template)].closed {
+			w.status = before // the call that renders mutual TLS: its status write is lost
+			break
+		}
+		w.roll()
+		w.check()
+	}
+	rendered := w.hashOf(w.template)
+	if got := w.postures[rendered]; got != tlsModelSpecs[3].want {
+		t.Fatalf("with every pod closed the function renders %+v, want %+v", got, tlsModelSpecs[3].want)
+	}
+	for i := range 8 {
+		w.roll()
+		w.check()
+		w.call(t, false)
+		if got := w.hashOf(w.template); got != rendered {
+			t.Fatalf("call %d after the lost record renders %+v, want mutual TLS kept", i+1, w.postures[got])
+		}
+	}
+}
