@@ -275,8 +275,13 @@ func (c *computation) rendersAlready(p posture) bool {
 		return false
 	}
 	hash := c.postureHash(p)
-	got, _, _ := unstructured.NestedString(d.Object, "spec", "template", "metadata", "annotations", AnnotationConfigHash)
-	return hash != "" && got == hash
+	return hash != "" && templateHash(d) == hash
+}
+
+// templateHash is the config hash the Deployment's pod template carries.
+func templateHash(d *composed.Unstructured) string {
+	h, _, _ := unstructured.NestedString(d.Object, "spec", "template", "metadata", "annotations", AnnotationConfigHash)
+	return h
 }
 
 // servesOnly: every pod of the Deployment runs the template whose config
@@ -285,9 +290,8 @@ func servesOnly(d *composed.Unstructured, hash string) bool {
 	if d == nil {
 		return false
 	}
-	got, _, _ := unstructured.NestedString(d.Object, "spec", "template", "metadata", "annotations", AnnotationConfigHash)
 	want := specReplicas(d)
-	return got == hash && deploymentRolledOut(d) && integer(d, "status.replicas") == want && integer(d, "status.updatedReplicas") == want
+	return templateHash(d) == hash && deploymentRolledOut(d) && integer(d, "status.replicas") == want && integer(d, "status.updatedReplicas") == want
 }
 
 // validateGatewayTLS checks what admission cannot: that no Secret named is
