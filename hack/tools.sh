@@ -14,8 +14,8 @@
 #   hack/tools.sh crossplane-module  the source of Crossplane core v2.4.0 (its CRDs and webhook configurations)
 #   hack/tools.sh etcd             etcd v3.6.5 (end-to-end control plane)
 #   hack/tools.sh kube-apiserver|kube-controller-manager|kube-scheduler
-#                                  Kubernetes v1.34.4; the three are built together (15-20 min cold)
-#   hack/tools.sh kubectl          kubectl v1.34.4, for make up's user (the tests run none); built alone,
+#                                  Kubernetes v1.36.2; the three are built together (15-20 min cold)
+#   hack/tools.sh kubectl          kubectl v1.36.2, for make up's user (the tests run none); built alone,
 #                                  on first use, from what the three left in the build cache
 #   hack/tools.sh kwok             KWOK v0.8.0 (simulated nodes and pods)
 #   hack/tools.sh kwok-stages      the KWOK stage file the end-to-end tests feed it
@@ -75,7 +75,7 @@ controller-gen)  dir=controller-gen; pkg=sigs.k8s.io/controller-tools/cmd/contro
 etcd)            dir=etcd; pkg=.; version=v3.6.5 ;;
 kwok)            dir=cert-manager-kwok; pkg=sigs.k8s.io/kwok/cmd/kwok; version=v0.8.0 ;;
 kwok-stages)     dir=cert-manager-kwok; pkg=; version=v0.8.0 ;;
-kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) dir=kube; pkg=; version=v1.34.4 ;;
+kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) dir=kube; pkg=; version=v1.36.2 ;;
 # golangci-lint reads its version from package main; a non-empty date stops it
 # replacing that with the wrapper module's "(devel)".
 # Built with only the linters .golangci.yml names (hack/lintset cuts its
@@ -146,9 +146,11 @@ kube-*|kubectl)
 	if [ ! -x "$outdir/$1" ]; then
 		mkdir -p "$cache"
 		echo "building Kubernetes $version (${cmds[*]##*/}) into $outdir (first time only; kubectl alone 1-2 min, the servers 15-20 min cold)" >&2
+		minor=${version#v1.}
+		minor=${minor%%.*}
 		ld="-s -w"
 		for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-			ld="$ld -X=$p.gitVersion=$version -X=$p.gitMajor=1 -X=$p.gitMinor=34 -X=$p.gitTreeState=clean -X=$p.buildDate=1970-01-01T00:00:00Z"
+			ld="$ld -X=$p.gitVersion=$version -X=$p.gitMajor=1 -X=$p.gitMinor=$minor -X=$p.gitTreeState=clean -X=$p.buildDate=1970-01-01T00:00:00Z"
 		done
 		rm -rf "$outdir.tmp" && mkdir -p "$outdir.tmp"
 		(cd "$mod" && go build -mod=readonly -trimpath -ldflags="$ld" -o "$outdir.tmp/" "${cmds[@]}")

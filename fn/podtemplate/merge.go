@@ -94,7 +94,7 @@ func mergePodSpec(out *corev1.PodSpec, layers []*corev1.PodTemplateSpec, r Rules
 		pick(&out.SetHostnameAsFQDN, s.SetHostnameAsFQDN)
 		pick(&out.OS, s.OS)
 		pick(&out.Resources, s.Resources)
-		pick(&out.WorkloadRef, s.WorkloadRef)
+		pick(&out.SchedulingGroup, s.SchedulingGroup)
 		pick(&userSecurity, s.SecurityContext)
 		if len(s.Overhead) > 0 {
 			out.Overhead = s.Overhead

@@ -549,7 +549,7 @@ func TestPodSpecFieldsClassified(t *testing.T) {
 		"SchedulerName", "Tolerations", "HostAliases", "PriorityClassName", "Priority", "DNSConfig", "ReadinessGates",
 		"RuntimeClassName", "EnableServiceLinks", "PreemptionPolicy", "Overhead", "TopologySpreadConstraints",
 		"SetHostnameAsFQDN", "OS", "HostUsers", "SchedulingGates", "ResourceClaims", "Resources", "HostnameOverride",
-		"WorkloadRef")
+		"SchedulingGroup")
 	if diff := cmp.Diff(want, fieldNames(corev1.PodSpec{})); diff != "" {
 		t.Errorf("corev1.PodSpec fields changed; classify them in validatePodFields and mergePodSpec: -want, +got:\n%s", diff)
 	}

@@ -216,7 +216,7 @@ and engine TLS on (the original operator's auth-and-TLS example), its
 signing key, gateway certificate and engine TLS anchor issued by
 cert-manager (AuthReady, GatewayTLSReady and EngineTLSReady True).
 
-Use it from this shell (any kubectl works; this one is v1.34.4):
+Use it from this shell (any kubectl works; this one is v1.36.2):
 
   export KUBECONFIG=%[1]s
   alias kubectl=%[2]s
