@@ -71,7 +71,7 @@ func partitionWriters(fields []metav1.ManagedFieldsEntry, ours string) []string 
 // ownsPartition says a managedFields entry owns the partition.
 func ownsPartition(f *metav1.ManagedFieldsEntry) bool {
 	var o partitionOwnership
-	return f.FieldsV1 != nil && json.Unmarshal(f.FieldsV1.Raw, &o) == nil && o.Spec.UpdateStrategy.RollingUpdate.Partition != nil
+	return f.FieldsV1 != nil && json.Unmarshal(f.FieldsV1.GetRawBytes(), &o) == nil && o.Spec.UpdateStrategy.RollingUpdate.Partition != nil
 }
 
 // after says a is later than b; an entry without a time is taken as later,

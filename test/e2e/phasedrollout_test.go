@@ -88,7 +88,7 @@ func partitionOf(sts *appsv1.StatefulSet) int32 {
 func partitionOwners(sts *appsv1.StatefulSet) []string {
 	var out []string
 	for _, f := range sts.ManagedFields {
-		if f.FieldsV1 != nil && strings.Contains(string(f.FieldsV1.Raw), `"f:partition"`) {
+		if f.FieldsV1 != nil && strings.Contains(f.FieldsV1.GetRawString(), `"f:partition"`) {
 			out = append(out, f.Manager)
 		}
 	}

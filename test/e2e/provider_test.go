@@ -202,7 +202,7 @@ func owns(t *testing.T, mf metav1.ManagedFieldsEntry, path ...string) bool {
 		return false
 	}
 	var m map[string]any
-	if err := json.Unmarshal(mf.FieldsV1.Raw, &m); err != nil {
+	if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &m); err != nil {
 		t.Fatalf("cannot decode the managed fields of %s: %v", mf.Manager, err)
 	}
 	for _, p := range path {
