@@ -22,7 +22,7 @@ export GOFLAGS := -trimpath $(GOFLAGS)
 
 ## setup: fetch modules and build the pinned tools the tests run, once (Crossplane CLI v2.5.0, core v2.4.0,
 ## controller-gen, etcd v3.6.5, Kubernetes v1.36.2, KWOK v0.8.0, Prometheus v3.7.3, provider-kubernetes v0.17.1,
-## cert-manager v1.21.1) into a cache outside the repo (hack/setup.sh); cold about 26 min on 2 cores, warm seconds.
+## cert-manager v1.21.1) into a cache outside the repo (hack/setup.sh); cold about 18 min on 2 cores, warm seconds.
 ## golangci-lint v2.15.0 is built by the first make lint.
 setup:
 	hack/setup.sh

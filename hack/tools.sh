@@ -14,7 +14,7 @@
 #   hack/tools.sh crossplane-module  the source of Crossplane core v2.4.0 (its CRDs and webhook configurations)
 #   hack/tools.sh etcd             etcd v3.6.5 (end-to-end control plane)
 #   hack/tools.sh kube-apiserver|kube-controller-manager|kube-scheduler
-#                                  Kubernetes v1.36.2; the three are built together (15-20 min cold)
+#                                  Kubernetes v1.36.2; the three are built together (about 6 min cold, after the Crossplane CLI)
 #   hack/tools.sh kubectl          kubectl v1.36.2, for make up's user (the tests run none); built alone,
 #                                  on first use, from what the three left in the build cache
 #   hack/tools.sh kwok             KWOK v0.8.0 (simulated nodes and pods)
@@ -145,7 +145,7 @@ kube-*|kubectl)
 	fi
 	if [ ! -x "$outdir/$1" ]; then
 		mkdir -p "$cache"
-		echo "building Kubernetes $version (${cmds[*]##*/}) into $outdir (first time only; kubectl alone 1-2 min, the servers 15-20 min cold)" >&2
+		echo "building Kubernetes $version (${cmds[*]##*/}) into $outdir (first time only; kubectl alone 1-2 min, the servers about 6 min cold after the Crossplane CLI)" >&2
 		minor=${version#v1.}
 		minor=${minor%%.*}
 		ld="-s -w"
