@@ -10,6 +10,8 @@ import (
 // their class, or idling.
 type Phase struct {
 	Name string
+	// From and To are when the phase's first and last counters were read.
+	From, To time.Time
 	// Took is the time from the step's start until every engine was
 	// stable, or the idle time.
 	Took time.Duration

@@ -64,6 +64,8 @@ type Cluster struct {
 	forwards []*forwarder
 
 	wrap func(http.RoundTripper) http.RoundTripper
+	// auditLog, when set, is where kube-apiserver logs every write.
+	auditLog string
 
 	// beforePackages runs beside the stack's start once the control plane
 	// and its pods run, and must end before the Configuration is
@@ -80,6 +82,14 @@ type Option func(*Cluster)
 // what the API server reports.
 func WithTransport(wrap func(http.RoundTripper) http.RoundTripper) Option {
 	return func(c *Cluster) { c.wrap = wrap }
+}
+
+// WithAuditLog has kube-apiserver log every write request (not reads or
+// watches) at the Metadata level, as JSON lines, to path: who wrote what,
+// when, for `make scale -audit`. Logging costs the API server CPU, so runs
+// that measure time leave it off.
+func WithAuditLog(path string) Option {
+	return func(c *Cluster) { c.auditLog = path }
 }
 
 // BeforePackages runs hook while cert-manager, Crossplane and the function

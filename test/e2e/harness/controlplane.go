@@ -68,7 +68,11 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		return err
 	}
 
-	if err := c.procs.start("kube-apiserver", t.KubeAPIServer, []string{
+	audit, err := c.auditFlags()
+	if err != nil {
+		return err
+	}
+	if err := c.procs.start("kube-apiserver", t.KubeAPIServer, append([]string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1", "--secure-port=6443", "--advertise-address=127.0.0.1",
 		"--tls-cert-file=" + f("apiserver.crt"), "--tls-private-key-file=" + f("apiserver.key"),
@@ -86,7 +90,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		// No kube-proxy and no real endpoints for the kubernetes Service.
 		"--endpoint-reconciler-type=none",
 		"--v=1",
-	}, collector("4GiB")...); err != nil {
+	}, audit...), collector("4GiB")...); err != nil {
 		return err
 	}
 	if err := c.waitAPI(ctx); err != nil {
@@ -319,4 +323,30 @@ func (c *Cluster) kwokStages() (string, error) {
 // runs the tests' compiles beside them.
 func collector(limit string) []string {
 	return []string{"GOGC=400", "GOMEMLIMIT=" + limit}
+}
+
+// auditPolicy logs writes at the Metadata level (who, which object, the
+// request URI with its field manager, the response code) and nothing else.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  verbs: [create, update, patch, delete, deletecollection]
+- level: None
+`
+
+// auditFlags are kube-apiserver's flags for WithAuditLog; none without it.
+func (c *Cluster) auditFlags() ([]string, error) {
+	if c.auditLog == "" {
+		return nil, nil
+	}
+	policy := c.path("audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		return nil, errors.Wrap(err, "cannot write the audit policy")
+	}
+	// The default, blocking mode: every line is in the file when the
+	// request is answered, so a phase's writes can be read at its end.
+	return []string{"--audit-policy-file=" + policy, "--audit-log-path=" + c.auditLog,
+		"--audit-log-format=json", "--audit-log-maxsize=0"}, nil
 }

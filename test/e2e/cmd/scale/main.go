@@ -43,6 +43,8 @@ type config struct {
 	steadyTimeout time.Duration
 	out           string
 	keep          bool
+	// audit logs the API server's writes and reports them by writer.
+	audit bool
 	// auth gives the instance spec.auth and adds the signing-key rotation
 	// phase, bounded by rotationTimeout.
 	auth            bool
@@ -68,6 +70,7 @@ func main() {
 		"bound on waiting for steady state before idling (Crossplane's breaker stays open at least 5m); the idle time is measured anyway and marked NOT steady")
 	flag.StringVar(&cfg.out, "out", "", "also write the markdown report to this file")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the work directory (logs, etcd data) of a run that succeeded")
+	flag.BoolVar(&cfg.audit, "audit", false, "log kube-apiserver's writes (audit log, Metadata level) and add the writes per engine by writer to the report; logging costs the API server CPU, so time figures of such a run are not comparable")
 	flag.BoolVar(&cfg.auth, "auth", false, "give the instance spec.auth (cert-manager signing keys) and, after the idle time, measure a signing-key rotation")
 	flag.DurationVar(&cfg.rotationTimeout, "rotation-timeout", 0, "bound on the signing-key rotation until every engine is stable on the last key set (default 4m + 10s per engine)")
 	flag.Parse()

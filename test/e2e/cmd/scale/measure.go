@@ -80,7 +80,12 @@ func measure(ctx context.Context, cfg config, work string) error {
 	own := scale.NewOwn()
 	sctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	c, err := harness.Start(sctx, tools, filepath.Join(work, "stack"), os.Stderr, harness.WithTransport(own.Wrap))
+	opts := []harness.Option{harness.WithTransport(own.Wrap)}
+	audit := filepath.Join(work, "audit.log")
+	if cfg.audit {
+		opts = append(opts, harness.WithAuditLog(audit))
+	}
+	c, err := harness.Start(sctx, tools, filepath.Join(work, "stack"), os.Stderr, opts...)
 	if err != nil {
 		return err
 	}
@@ -99,6 +104,13 @@ func measure(ctx context.Context, cfg config, work string) error {
 	// component was busy is what a timeout needs explained.
 	if len(rep.Phases) > 0 {
 		md := fmt.Sprintf("Command: `%s`\n\n%s", command(cfg), rep.Markdown())
+		if cfg.audit {
+			a, aerr := auditReport(audit, rep)
+			if aerr != nil && err == nil {
+				err = aerr
+			}
+			md += "\n" + a
+		}
 		fmt.Print("\n" + md)
 		if cfg.out != "" {
 			if werr := os.WriteFile(cfg.out, []byte(md), 0o644); werr != nil && err == nil {
@@ -109,12 +121,39 @@ func measure(ctx context.Context, cfg config, work string) error {
 	return errors.Wrapf(err, "(logs of every process in %s)", filepath.Join(work, "stack", "logs"))
 }
 
+// auditReport is the writes of each phase by writer, from the audit log.
+func auditReport(path string, rep *scale.Report) (string, error) {
+	names := make([]string, 0, len(rep.Phases))
+	writes := make([]scale.AuditWrites, 0, len(rep.Phases))
+	for _, p := range rep.Phases {
+		f, err := os.Open(path) //nolint:gosec // the harness's own work directory
+		if err != nil {
+			return "", errors.Wrap(err, "cannot open the audit log")
+		}
+		w, err := scale.ParseAudit(f, p.From, p.To)
+		_ = f.Close()
+		if err != nil {
+			return "", err
+		}
+		names = append(names, p.Name)
+		writes = append(writes, w)
+	}
+	return scale.AuditMarkdown(names, writes, rep.Engines, rep.TopRequests), nil
+}
+
 // command is the make command a run of cfg's phases is, for the report.
 func command(cfg config) string {
+	var flags []string
 	if cfg.auth {
-		return fmt.Sprintf("make scale N=%d SCALE_FLAGS=-auth", cfg.engines)
+		flags = append(flags, "-auth")
 	}
-	return fmt.Sprintf("make scale N=%d", cfg.engines)
+	if cfg.audit {
+		flags = append(flags, "-audit")
+	}
+	if len(flags) == 0 {
+		return fmt.Sprintf("make scale N=%d", cfg.engines)
+	}
+	return fmt.Sprintf("make scale N=%d SCALE_FLAGS=%q", cfg.engines, strings.Join(flags, " "))
 }
 
 type meter struct {
@@ -780,7 +819,7 @@ func phase(name string, before, after *snap, settles bool) (scale.Phase, error) 
 		cpu[k] = v - before.cpu[k]
 	}
 	return scale.Phase{
-		Name: name, Took: after.at.Sub(before.at), Settles: settles,
+		Name: name, From: before.at, To: after.at, Took: after.at.Sub(before.at), Settles: settles,
 		Requests: req.Without(own), Harness: own.Total(false), CPU: cpu,
 		BreakerOpens: after.opens - before.opens, BreakerLogLines: after.breakerLog - before.breakerLog,
 	}, nil
