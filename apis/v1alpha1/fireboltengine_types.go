@@ -19,8 +19,8 @@ type FireboltEngineSpec struct {
 
 	// EngineClassRef names a FireboltEngineClass in the same namespace whose
 	// template and defaults this engine inherits. At most 63 characters, as
-	// Crossplane limits claim names: the engine's Usage of the class carries
-	// it as a label value.
+	// Crossplane limits claim names: the engine's binding to the class
+	// carries it as a label value.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +optional

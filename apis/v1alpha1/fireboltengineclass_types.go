@@ -63,13 +63,13 @@ type FireboltEngineClassStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration"`
 
 	// BoundEngines counts the engines bound to this class: those whose
-	// Usage of it exists.
+	// binding ConfigMap (labelled firebolt.io/engine-class-binding) exists.
 	// Not omitted when 0, so that the BOUND column reads 0.
 	// +optional
 	BoundEngines int32 `json:"boundEngines"`
 
 	// BoundEngineNames names those engines, sorted. A refused deletion
-	// quotes one engine's Usage, whose reason points here for the rest.
+	// quotes the class's Usage of its claim, whose reason points here.
 	// +listType=set
 	// +optional
 	BoundEngineNames []string `json:"boundEngineNames,omitempty"`

@@ -1,8 +1,9 @@
 // Package class composes a FireboltEngineClass. A class composes no
 // workload: its composer checks the template (condition Admissible),
 // publishes its spec to its engines in a ConfigMap (SpecConfigMap) and
-// counts the engines bound to it (status.boundEngines) by the Usages they
-// compose. Deletion protection comes from those Usages (engine.Usage).
+// counts the engines bound to it (status.boundEngines) by the binding
+// ConfigMaps they compose (engine.Binding). While any is bound it composes
+// a Usage of its own claim, which is its deletion protection (InUse).
 package class
 
 import (
@@ -26,9 +27,9 @@ const (
 	ReasonSpecNotPublished = "SpecNotPublished"
 )
 
-// ReqUsages is the requirement name under which Crossplane sends the
-// Usages of the class.
-const ReqUsages = "usages"
+// ReqBindings is the requirement name under which Crossplane sends the
+// engines' bindings to the class.
+const ReqBindings = "bindings"
 
 // Composer composes XFireboltEngineClass composites.
 type Composer struct {

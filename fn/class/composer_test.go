@@ -72,18 +72,36 @@ func xr(template, status string) *structpb.Struct {
 	return resource.MustStructJSON(s + "}")
 }
 
-// usage is the Usage engine composes of class, as Crossplane lists it by
-// its firebolt.io/engine-class label; deleting marks one Crossplane is
-// deleting.
-func usage(engine, class string, deleting bool) *fnv1.Resource {
+// binding is the ConfigMap binding engine to class, as Crossplane lists it
+// by its firebolt.io/engine-class-binding label; deleting marks one
+// Crossplane is deleting.
+func binding(engine, class string, deleting bool) *fnv1.Resource {
 	meta := `"name": "` + engine + `-engineclass-fe6d3468", "namespace": "firebolt",
-		"labels": {"firebolt.io/engine": "` + engine + `", "firebolt.io/engine-class": "standard"}`
+		"labels": {"firebolt.io/engine": "` + engine + `", "firebolt.io/engine-class-binding": "` + class + `"}`
 	if deleting {
 		meta += `, "deletionTimestamp": "2026-01-01T00:00:00Z"`
 	}
+	return &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": {` + meta + `}, "data": {"engine": "` + engine + `", "engineClass": "` + class + `"}}`)}
+}
+
+// inUse is the class's Usage of its own claim.
+func inUse(ready bool) *fnv1.Resource {
+	r := fnv1.Ready_READY_FALSE
+	if ready {
+		r = fnv1.Ready_READY_TRUE
+	}
 	return &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage",
-		"metadata": {` + meta + `},
-		"spec": {"of": {"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngineClass", "resourceRef": {"name": "` + class + `"}}}}`)}
+		"metadata": {"name": "standard-engineclass-in-use", "namespace": "firebolt"},
+		"spec": {"of": {"apiVersion": "compute.firebolt.io/v1alpha1", "kind": "FireboltEngineClass", "resourceRef": {"name": "standard"}},
+			"reason": "FireboltEngineClass \"standard\" has engines bound to it; its status.boundEngineNames lists them",
+			"replayDeletion": false}}`), Ready: r}
+}
+
+// withInUse adds the Usage of the claim to a desired state.
+func withInUse(s *fnv1.State, ready bool) *fnv1.State {
+	s.Resources["in-use"] = inUse(ready)
+	return s
 }
 
 // claim is the class's own claim at generation gen: its generation lags
@@ -97,10 +115,10 @@ func claim(gen int, template string) *fnv1.Resource {
 func requirements() *fnv1.Requirements {
 	ns := "firebolt"
 	return &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{
-		"usages": {
-			ApiVersion: "protection.crossplane.io/v1beta1",
-			Kind:       "Usage",
-			Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"firebolt.io/engine-class": "standard"}}},
+		"bindings": {
+			ApiVersion: "v1",
+			Kind:       "ConfigMap",
+			Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"firebolt.io/engine-class-binding": "standard"}}},
 			Namespace:  &ns,
 		},
 		"claim": {
@@ -163,19 +181,19 @@ func TestRunFunction(t *testing.T) {
 		req    *fnv1.RunFunctionRequest
 		want   *fnv1.RunFunctionResponse
 	}{
-		"CountsEnginesByTheirUsages": {
-			reason: "Engines whose Usage of this class Crossplane lists by label count and are named, sorted; a Usage being deleted (its engine moved away) and one of another object do not. " +
-				"The class publishes its spec in a ConfigMap, ready once observed, and asks for its Usages by label, not for the namespace's engines.",
+		"CountsEnginesByTheirBindings": {
+			reason: "Engines whose binding to this class Crossplane lists by label count and are named, sorted; a binding being deleted (its engine moved away) and one labelled for another class do not. " +
+				"The class publishes its spec in a ConfigMap, ready once observed, asks for the bindings by label, not for the namespace's engines, and, having engines, composes the Usage that refuses its claim's deletion.",
 			req: &fnv1.RunFunctionRequest{
 				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, "")},
 					Resources: map[string]*fnv1.Resource{"spec-configmap": specConfigMap(admissibleData, false)}},
-				RequiredResources: map[string]*fnv1.Resources{"usages": {Items: []*fnv1.Resource{
-					usage("reporting", "standard", false), usage("etl", "standard", false), usage("adhoc", "standard", true), usage("scratch", "large", false),
+				RequiredResources: map[string]*fnv1.Resources{"bindings": {Items: []*fnv1.Resource{
+					binding("reporting", "standard", false), binding("etl", "standard", false), binding("adhoc", "standard", true), binding("scratch", "large", false),
 				}}, "claim": {Items: []*fnv1.Resource{claim(2, admissibleTemplate)}}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:      desired(2, []string{"etl", "reporting"}, fnv1.Ready_READY_TRUE, specConfigMap(admissibleData, true)),
+				Desired:      withInUse(desired(2, []string{"etl", "reporting"}, fnv1.Ready_READY_TRUE, specConfigMap(admissibleData, true)), false),
 				Conditions:   admissible,
 				Requirements: requirements(),
 			},
@@ -186,21 +204,22 @@ func TestRunFunction(t *testing.T) {
 				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate,
 					`{"observedGeneration": 2, "conditions": [{"type": "Responsive", "status": "False", "reason": "WatchCircuitOpen"}]}`)},
 					Resources: map[string]*fnv1.Resource{"spec-configmap": specConfigMap(admissibleData, false)}},
-				RequiredResources: map[string]*fnv1.Resources{"usages": {Items: []*fnv1.Resource{usage("etl", "standard", false)}},
+				RequiredResources: map[string]*fnv1.Resources{"bindings": {Items: []*fnv1.Resource{binding("etl", "standard", false)}},
 					"claim": {Items: []*fnv1.Resource{claim(2, admissibleTemplate)}}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: durationpb.New(5 * time.Second)},
-				Desired:      desired(2, []string{"etl"}, fnv1.Ready_READY_TRUE, specConfigMap(admissibleData, true)),
+				Desired:      withInUse(desired(2, []string{"etl"}, fnv1.Ready_READY_TRUE, specConfigMap(admissibleData, true)), false),
 				Conditions:   admissible,
 				Requirements: requirements(),
 			},
 		},
-		"NoUsages": {
-			reason: "Crossplane found no Usage: the count is 0 and the list empty, published, not omitted. The ConfigMap is not ready until Crossplane observes it.",
+		"NoBindings": {
+			reason: "Crossplane found no binding: the count is 0 and the list empty, published, not omitted. The ConfigMap is not ready until Crossplane observes it. The Usage of the claim is left out, so Crossplane deletes it and the class can be deleted.",
 			req: &fnv1.RunFunctionRequest{
-				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"boundEngines": 3, "boundEngineNames": ["a", "b", "c"]}`)}},
-				RequiredResources: map[string]*fnv1.Resources{"usages": {}, "claim": {Items: []*fnv1.Resource{claim(2, admissibleTemplate)}}},
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"boundEngines": 3, "boundEngineNames": ["a", "b", "c"]}`)},
+					Resources: map[string]*fnv1.Resource{"in-use": inUse(false)}},
+				RequiredResources: map[string]*fnv1.Resources{"bindings": {}, "claim": {Items: []*fnv1.Resource{claim(2, admissibleTemplate)}}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
@@ -209,14 +228,15 @@ func TestRunFunction(t *testing.T) {
 				Requirements: requirements(),
 			},
 		},
-		"UsagesNotListedYet": {
-			reason: "Before Crossplane has listed the Usages (or fetched the claim) the published count, names and observed generation stay instead of dropping to none.",
+		"BindingsNotListedYet": {
+			reason: "Before Crossplane has listed the bindings (or fetched the claim) the published count, names and observed generation stay instead of dropping to none, and so does the Usage of the claim.",
 			req: &fnv1.RunFunctionRequest{
-				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"observedGeneration": 2, "boundEngines": 3, "boundEngineNames": ["a", "b", "c"]}`)}},
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"observedGeneration": 2, "boundEngines": 3, "boundEngineNames": ["a", "b", "c"]}`)},
+					Resources: map[string]*fnv1.Resource{"in-use": inUse(false)}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:      desired(2, []string{"a", "b", "c"}, fnv1.Ready_READY_TRUE, specConfigMap(admissibleData, false)),
+				Desired:      withInUse(desired(2, []string{"a", "b", "c"}, fnv1.Ready_READY_TRUE, specConfigMap(admissibleData, false)), true),
 				Conditions:   admissible,
 				Requirements: requirements(),
 			},
@@ -225,12 +245,12 @@ func TestRunFunction(t *testing.T) {
 			reason: "A template the schema lets through but the rules reject: Admissible False with every field path, not ready, one warning.",
 			req: &fnv1.RunFunctionRequest{
 				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(rejectedTemplate, `{"observedGeneration": 2}`)}},
-				RequiredResources: map[string]*fnv1.Resources{"usages": {Items: []*fnv1.Resource{usage("etl", "standard", false)}},
+				RequiredResources: map[string]*fnv1.Resources{"bindings": {Items: []*fnv1.Resource{binding("etl", "standard", false)}},
 					"claim": {Items: []*fnv1.Resource{claim(3, rejectedTemplate)}}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:       &fnv1.ResponseMeta{Ttl: ttl},
-				Desired:    desired(2, []string{"etl"}, fnv1.Ready_READY_FALSE, specConfigMap(rejectedData, false)),
+				Desired:    withInUse(desired(2, []string{"etl"}, fnv1.Ready_READY_FALSE, specConfigMap(rejectedData, false)), false),
 				Conditions: cond(fnv1.Status_STATUS_CONDITION_FALSE, reason, rejectedMessage),
 				Results: []*fnv1.Result{{
 					Severity: fnv1.Severity_SEVERITY_WARNING, Message: rejectedMessage, Reason: &reason,
@@ -243,7 +263,7 @@ func TestRunFunction(t *testing.T) {
 			reason: "A spec longer than the ConfigMap can hold: Admissible False saying so, not ready, one warning; the ConfigMap carries the reason instead of the spec, for the engines to report.",
 			req: &fnv1.RunFunctionRequest{
 				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: xr(hugeTemplate, `{"observedGeneration": 2}`)}},
-				RequiredResources: map[string]*fnv1.Resources{"usages": {}, "claim": {Items: []*fnv1.Resource{claim(3, hugeTemplate)}}},
+				RequiredResources: map[string]*fnv1.Resources{"bindings": {}, "claim": {Items: []*fnv1.Resource{claim(3, hugeTemplate)}}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta: &fnv1.ResponseMeta{Ttl: ttl},
@@ -263,7 +283,7 @@ func TestRunFunction(t *testing.T) {
 			req: &fnv1.RunFunctionRequest{
 				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(rejectedTemplate,
 					`{"observedGeneration": 3, "conditions": [{"type": "Admissible", "status": "False", "reason": "OperatorOwnedFieldSet"}]}`)}},
-				RequiredResources: map[string]*fnv1.Resources{"usages": {}, "claim": {Items: []*fnv1.Resource{claim(3, rejectedTemplate)}}},
+				RequiredResources: map[string]*fnv1.Resources{"bindings": {}, "claim": {Items: []*fnv1.Resource{claim(3, rejectedTemplate)}}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
@@ -276,7 +296,7 @@ func TestRunFunction(t *testing.T) {
 			reason: "The claim is at generation 3 with a template the composite does not hold yet: generation 2 stays published.",
 			req: &fnv1.RunFunctionRequest{
 				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"observedGeneration": 2}`)}},
-				RequiredResources: map[string]*fnv1.Resources{"usages": {}, "claim": {Items: []*fnv1.Resource{
+				RequiredResources: map[string]*fnv1.Resources{"bindings": {}, "claim": {Items: []*fnv1.Resource{
 					claim(3, `{"spec": {"nodeSelector": {"pool": "other"}}}`),
 				}}},
 			},
@@ -291,7 +311,7 @@ func TestRunFunction(t *testing.T) {
 			reason: "Crossplane found no claim: there is no generation to vouch for.",
 			req: &fnv1.RunFunctionRequest{
 				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, `{"observedGeneration": 2}`)}},
-				RequiredResources: map[string]*fnv1.Resources{"usages": {}, "claim": {}},
+				RequiredResources: map[string]*fnv1.Resources{"bindings": {}, "claim": {}},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: ttl},
@@ -349,8 +369,9 @@ func TestRunFunctionWithoutClaim(t *testing.T) {
 // the stamp's own write is that event, and ends the 30 s poll.
 func TestLastReconciled(t *testing.T) {
 	at := func(d time.Duration) string { return clock().Add(-d).Format(time.RFC3339) }
-	// rest is the status the class computes from one Usage of etl, with
-	// lastReconciled stamp and, when open, the breaker open.
+	// rest is the status the class computes from one binding of etl, with
+	// lastReconciled stamp and, when open, the breaker open; its Usage of
+	// the claim exists.
 	rest := func(stamp string, bound int, open bool) *fnv1.RunFunctionRequest {
 		st := `{"observedGeneration": 2, "boundEngines": ` + strconv.Itoa(bound) + `, "boundEngineNames": ["etl"], "lastReconciled": "` + stamp + `"`
 		if open {
@@ -358,8 +379,8 @@ func TestLastReconciled(t *testing.T) {
 		}
 		return &fnv1.RunFunctionRequest{
 			Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(admissibleTemplate, st+"}")},
-				Resources: map[string]*fnv1.Resource{"spec-configmap": specConfigMap(admissibleData, false)}},
-			RequiredResources: map[string]*fnv1.Resources{"usages": {Items: []*fnv1.Resource{usage("etl", "standard", false)}},
+				Resources: map[string]*fnv1.Resource{"spec-configmap": specConfigMap(admissibleData, false), "in-use": inUse(false)}},
+			RequiredResources: map[string]*fnv1.Resources{"bindings": {Items: []*fnv1.Resource{binding("etl", "standard", false)}},
 				"claim": {Items: []*fnv1.Resource{claim(2, admissibleTemplate)}}},
 		}
 	}
@@ -415,7 +436,7 @@ func TestLastReconciled(t *testing.T) {
 			}
 			want := &fnv1.RunFunctionResponse{
 				Meta:         &fnv1.ResponseMeta{Ttl: durationpb.New(tc.ttl)},
-				Desired:      desiredAt(tc.stamp, 2, []string{"etl"}, fnv1.Ready_READY_TRUE, specConfigMap(admissibleData, true)),
+				Desired:      withInUse(desiredAt(tc.stamp, 2, []string{"etl"}, fnv1.Ready_READY_TRUE, specConfigMap(admissibleData, true)), true),
 				Conditions:   cond(fnv1.Status_STATUS_CONDITION_TRUE, "Admissible", "spec.template sets no operator-owned field"),
 				Requirements: requirements(),
 			}

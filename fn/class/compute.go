@@ -25,8 +25,12 @@ type Plan struct {
 	Warning   string // an event, only on a transition to not admissible
 	Ready     bool
 	TTL       time.Duration
-	// Requirement lists the Usages of the class; nil without a claim.
+	// Requirement lists the engines' bindings to the class; nil without a
+	// claim.
 	Requirement *fnv1.ResourceSelector
+	// InUse composes the Usage of the class's claim (InUse); InUseReady is
+	// whether Crossplane observes it.
+	InUse, InUseReady bool
 	// Publish is the ConfigMap publishing the class's spec to its
 	// engines; nil without a claim.
 	Publish *Publish
@@ -71,9 +75,8 @@ func Compute(in Inputs, cfg v1beta1.Resolved, now time.Time) Plan {
 	// an event for the class arrives: the reprobe stamp is that event.
 	p.Status.LastReconciled = composite.LastReconciled(in.XR.Status.LastReconciled, changed, in.Breaker, now)
 	if in.Breaker.Open {
-		// Every engine bound to the class composes a Usage, and each
-		// Usage is a few watch events of the class (created, finalizer,
-		// details, status): binding many engines at once opens the
+		// Every engine bound to the class composes a binding, a watch
+		// event of the class: binding many engines at once can open the
 		// class's circuit breaker. An edit of the class then reaches its
 		// composite as a dropped event, and its engines read the spec from
 		// what the class publishes: only a timed call would notice it.
@@ -108,19 +111,24 @@ func decide(in Inputs, cfg v1beta1.Resolved) Plan {
 	}
 	p := Plan{
 		TTL:         cfg.StableTTL,
-		Requirement: UsagesSelector(in.Namespace, in.Claim),
+		Requirement: BindingsSelector(in.Namespace, in.Claim),
 		Publish:     &Publish{Namespace: in.Namespace, Class: in.Claim, Spec: PublishSpec(in.Spec), Ready: in.Observed[SpecResourceName] != nil},
 		Claim:       claimgen.Selector(v1alpha1.SchemeGroupVersion.String(), v1alpha1.FireboltEngineClassKind, in.Claim, in.Namespace),
 		Status: v1alpha1.FireboltEngineClassStatus{
-			// Until Crossplane has listed the Usages (only on a first
+			// Until Crossplane has listed the bindings (only on a first
 			// call), keep what is published rather than flap to none.
 			BoundEngines:     in.XR.Status.BoundEngines,
 			BoundEngineNames: in.XR.Status.BoundEngineNames,
 		},
+		// Likewise the Usage: kept while the bindings are unknown, never
+		// dropped on a guess.
+		InUse:      in.Observed[InUseResourceName] != nil,
+		InUseReady: in.Observed[InUseResourceName] != nil,
 	}
-	if in.UsagesResolved {
-		p.Status.BoundEngineNames = boundEngines(in.Usages, in.Claim)
+	if in.BindingsResolved {
+		p.Status.BoundEngineNames = boundEngines(in.Bindings, in.Claim)
 		p.Status.BoundEngines = int32(len(p.Status.BoundEngineNames)) //nolint:gosec // A list of 2^31 names cannot be held in memory.
+		p.InUse = len(p.Status.BoundEngineNames) > 0
 	}
 
 	if msg := p.Publish.Spec.Err; msg != "" {
@@ -158,16 +166,15 @@ func observed(in Inputs, admissible bool) int64 {
 	return claimgen.Observed(in.XR.Status.ObservedGeneration, in.ClaimGen, admissible)
 }
 
-// boundEngines names the engines whose Usage protects class, sorted, each
-// once. A Usage being deleted belongs to an engine that no longer names the
-// class (it stays only until Crossplane's Usage controller lets it go), and
-// one without the engine label or of another object was not composed by an
-// engine for this class.
-func boundEngines(usages []Usage, class string) []string {
+// boundEngines names the engines bound to class, sorted, each once. A
+// binding being deleted belongs to an engine that no longer names the
+// class, and one without the engine label or labelled for another class
+// was not composed by an engine for this class.
+func boundEngines(bindings []Binding, class string) []string {
 	var names []string
-	for _, u := range usages {
-		if u.Engine != "" && u.Of == class && !u.Deleting {
-			names = append(names, u.Engine)
+	for _, b := range bindings {
+		if b.Engine != "" && b.Class == class && !b.Deleting {
+			names = append(names, b.Engine)
 		}
 	}
 	slices.Sort(names)

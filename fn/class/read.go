@@ -25,12 +25,13 @@ type Inputs struct {
 	// when the composite has no claim labels.
 	Claim     string
 	Namespace string
-	// Usages are the engines' Usages of the class, by their labels;
-	// UsagesResolved is false until Crossplane has listed them.
-	Usages         []Usage
-	UsagesResolved bool
+	// Bindings are the engines' bindings to the class, by their labels;
+	// BindingsResolved is false until Crossplane has listed them.
+	Bindings         []Binding
+	BindingsResolved bool
 	// Observed are the observed composed resources by
-	// composition-resource-name: at most the spec's ConfigMap.
+	// composition-resource-name: at most the spec's ConfigMap and the
+	// Usage of the claim.
 	Observed map[resource.Name]*composed.Unstructured
 	// Admissible is the composite's Admissible condition now, to tell
 	// transitions; nil when it has none.
@@ -43,12 +44,12 @@ type Inputs struct {
 	ClaimGen claimgen.Claim
 }
 
-// Usage is what the class needs of a Usage an engine composes. Only this
-// is decoded, so a Usage the class cannot make sense of otherwise still
-// counts.
-type Usage struct {
+// Binding is what the class needs of an engine's binding ConfigMap
+// (engine.Binding): only its labels and whether it is being deleted are
+// read, so nothing else in it can stop it from counting.
+type Binding struct {
 	Engine   string // its firebolt.io/engine label
-	Of       string // spec.of.resourceRef.name: the class it protects
+	Class    string // its firebolt.io/engine-class-binding label
 	Deleting bool
 }
 
@@ -75,31 +76,30 @@ func read(c composite.Call) (Inputs, error) {
 	if in.ClaimGen, err = claimgen.Read(c.Req, in.Claim, in.XR.Spec); err != nil {
 		return Inputs{}, err
 	}
-	items, resolved, err := composite.Required(c.Req, ReqUsages, "Usages of the class")
+	items, resolved, err := composite.Required(c.Req, ReqBindings, "engine bindings of the class")
 	if err != nil {
 		return Inputs{}, err
 	}
-	in.UsagesResolved = resolved
+	in.BindingsResolved = resolved
 	for _, it := range items {
-		o := it.Resource
-		of, _, _ := unstructured.NestedString(o.Object, "spec", "of", "resourceRef", "name")
-		in.Usages = append(in.Usages, Usage{Engine: o.GetLabels()[contract.LabelEngine], Of: of, Deleting: o.GetDeletionTimestamp() != nil})
+		l := it.Resource.GetLabels()
+		in.Bindings = append(in.Bindings, Binding{Engine: l[contract.LabelEngine], Class: l[contract.LabelEngineClassBinding], Deleting: it.Resource.GetDeletionTimestamp() != nil})
 	}
 	return in, nil
 }
 
-// UsagesSelector selects the Usages labelled as protecting class in
-// namespace: each engine bound to the class composes one. Crossplane v2.4
-// lists a label requirement with client.MatchingLabels and its dependency
-// tracker re-runs the class when an object of the kind matching the labels
-// changes, so only an engine binding or unbinding calls the class again,
-// not every event of every engine in the namespace.
-func UsagesSelector(namespace, class string) *fnv1.ResourceSelector {
+// BindingsSelector selects the ConfigMaps labelled as binding an engine to
+// class in namespace: each engine that names the class composes one.
+// Crossplane v2.4 lists a label requirement with client.MatchingLabels and
+// its dependency tracker re-runs the class when an object of the kind
+// matching the labels changes, so only an engine binding or unbinding calls
+// the class again, not every ConfigMap event in the namespace.
+func BindingsSelector(namespace, class string) *fnv1.ResourceSelector {
 	return &fnv1.ResourceSelector{
-		ApiVersion: contract.UsageAPIVersion,
-		Kind:       contract.UsageKind,
+		ApiVersion: "v1",
+		Kind:       "ConfigMap",
 		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{
-			Labels: map[string]string{contract.LabelEngineClass: class},
+			Labels: map[string]string{contract.LabelEngineClassBinding: class},
 		}},
 		Namespace: &namespace,
 	}

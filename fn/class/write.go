@@ -35,7 +35,7 @@ func write(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p Plan) 
 		r.Results = []composite.Result{{Severity: composite.SeverityWarning, Reason: p.Condition.Reason, Message: p.Warning}}
 	}
 	if p.Requirement != nil {
-		r.Requirements = map[string]*fnv1.ResourceSelector{ReqUsages: p.Requirement, claimgen.Requirement: p.Claim}
+		r.Requirements = map[string]*fnv1.ResourceSelector{ReqBindings: p.Requirement, claimgen.Requirement: p.Claim}
 	}
 	if len(p.Keep) > 0 {
 		r.Resources = p.Keep
@@ -43,6 +43,9 @@ func write(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p Plan) 
 	if p.Publish != nil {
 		cm := SpecConfigMap(p.Publish.Namespace, p.Publish.Class, p.Publish.Spec)
 		r.Resources = map[resource.Name]composite.Desired{SpecResourceName: {Object: cm, Ready: p.Publish.Ready}}
+		if p.InUse {
+			r.Resources[InUseResourceName] = composite.Desired{Object: InUse(p.Publish.Namespace, p.Publish.Class), Ready: p.InUseReady}
+		}
 	}
 	return composite.Write(req, rsp, r)
 }

@@ -44,9 +44,13 @@ func ServiceHost(service, namespace string) string {
 const (
 	// LabelEngine names the FireboltEngine claim an object belongs to.
 	LabelEngine = "firebolt.io/engine"
-	// LabelEngineClass names the FireboltEngineClass claim a Usage protects
-	// (the class counts its bound engines by it) or a ConfigMap publishes.
+	// LabelEngineClass names the FireboltEngineClass claim whose spec a
+	// ConfigMap publishes.
 	LabelEngineClass = "firebolt.io/engine-class"
+	// LabelEngineClassBinding names the FireboltEngineClass claim an
+	// engine's binding ConfigMap binds it to: the class counts its engines
+	// by it.
+	LabelEngineClassBinding = "firebolt.io/engine-class-binding"
 	// LabelInstanceRef names the FireboltInstance an engine's routing
 	// Service belongs to, so the instance can list its engines' Services.
 	LabelInstanceRef = "firebolt.io/instance"
@@ -92,9 +96,8 @@ const (
 // ClassSpecConfigMap is the name of the ConfigMap holding class's spec.
 func ClassSpecConfigMap(class string) string { return class + classSpecSuffix }
 
-// Usage API, as Crossplane v2 serves it: each engine bound to a class
-// composes a Usage of the class's claim (deletion protection), and the
-// class counts those Usages.
+// Usage API, as Crossplane v2 serves it: a class with engines bound to it
+// composes a Usage of its own claim (deletion protection).
 const (
 	UsageAPIVersion = "protection.crossplane.io/v1beta1"
 	UsageKind       = "Usage"

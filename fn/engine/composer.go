@@ -66,7 +66,11 @@ func (c *Composer) Compose(ctx context.Context, call composite.Call, rsp *fnv1.R
 	}
 	call.Log.Debug("Composed engine", "engine", in.Engine, "namespace", in.Namespace,
 		"phase", p.Status.Phase, "currentGeneration", p.Status.CurrentGeneration,
-		"activeGeneration", p.Status.ActiveGeneration, "resources", len(p.Resources), "ttl", p.TTL.String())
+		"activeGeneration", p.Status.ActiveGeneration, "resources", len(p.Resources), "ttl", p.TTL.String(),
+		// Whether this call changes the status it was given (lastReconciled
+		// moves with every change): a write, and a watch event of the
+		// composite and its claim.
+		"statusChanged", !p.Status.LastReconciled.Equal(in.Status.LastReconciled))
 	if err := Write(call.Req, rsp, p); err != nil {
 		return err
 	}

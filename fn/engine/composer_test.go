@@ -183,21 +183,20 @@ func TestRunFunction(t *testing.T) {
 		},
 		// The engine names class big, published in its ConfigMap: the
 		// engine asks for that ConfigMap, not for the class claim, and
-		// composes the Usage of the claim with a reason naming only itself
-		// and the class.
+		// composes its binding to the class.
 		"stable-class-published": {
 			request: "stable",
 			mutate:  withClass(classSpecConfigMap(), nil),
 		},
 		// Crossplane also hands in the class claim, whose status lists
 		// another engine: nothing in the response depends on it, so a bind
-		// (which changes only that status) changes no engine's Usage.
+		// (which changes only that status) changes no engine's binding.
 		"stable-class-published-claim-lists-others": {
 			request: "stable",
 			mutate:  withClass(classSpecConfigMap(), classClaim(`["demo", "etl"]`)),
 		},
 		// The class claim exists but its ConfigMap is not composed yet:
-		// waiting, not a default; the existing objects and the Usage stay,
+		// waiting, not a default; the existing objects and the binding stay,
 		// and the claim is asked for until the ConfigMap appears.
 		"stable-class-unpublished": {
 			request: "stable",

@@ -212,9 +212,9 @@ func route(ready bool) map[resource.Name]bool {
 	return map[resource.Name]bool{RoutingServiceKey: ready}
 }
 
-// usage is the Usage of class c that an engine naming it composes.
-func usage(c string, ready bool) map[resource.Name]bool {
-	return map[resource.Name]bool{UsageResourceName(c): ready}
+// binding is the binding to class c that an engine naming it composes.
+func binding(c string, ready bool) map[resource.Name]bool {
+	return map[resource.Name]bool{BindingResourceName(c): ready}
 }
 
 func intp(i int) *int { return &i }

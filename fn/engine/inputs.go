@@ -260,7 +260,7 @@ func readAnalysisSecret(c composite.Call, name string) (AnalysisSecret, error) {
 // and, while that is missing, from whether its claim exists.
 func readClass(c composite.Call, name string) (ClassRef, error) {
 	ref := ClassRef{Name: name}
-	cm, resolved, err := composite.RequiredNamed(c.Req, RequirementClassSpec, "ConfigMap", contract.ClassSpecConfigMap(name))
+	cm, resolved, err := composite.RequiredNamed(c.Req, RequirementClassSpec, kindConfigMap, contract.ClassSpecConfigMap(name))
 	if err != nil || !resolved {
 		return ref, err
 	}
@@ -296,7 +296,7 @@ func readClass(c composite.Call, name string) (ClassRef, error) {
 // admin password's Secret its auth names.
 func readInstance(c composite.Call, name string) (InstanceRef, error) {
 	ref := InstanceRef{Name: name}
-	cm, resolved, err := composite.RequiredNamed(c.Req, RequirementInstanceState, "ConfigMap", instancestate.ConfigMapName(name))
+	cm, resolved, err := composite.RequiredNamed(c.Req, RequirementInstanceState, kindConfigMap, instancestate.ConfigMapName(name))
 	if err != nil || !resolved {
 		return ref, err
 	}

@@ -66,9 +66,9 @@ func nameProblems(t *testing.T, engine string) []string {
 	check("routing Service", name, validation.IsDNS1035Label(name))
 	labels("routing Service", svc, meta, []string{"spec", "selector"})
 
-	u := Usage(ns, engine, strings.Repeat("c", validation.DNS1123LabelMaxLength))
-	check("Usage", u.GetName(), validation.IsDNS1123Subdomain(u.GetName()))
-	labels("Usage", u.Object, meta)
+	b := Binding(ns, engine, strings.Repeat("c", validation.DNS1123LabelMaxLength))
+	check("class binding", b.GetName(), validation.IsDNS1123Subdomain(b.GetName()))
+	labels("class binding", b.Object, meta)
 	return problems
 }
 

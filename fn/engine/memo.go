@@ -234,12 +234,12 @@ func routingServiceMemo(r Routing) map[string]any {
 // object and its protobuf form, both shared and read-only. It is returned
 // on every call; copying the map and converting it again each time was
 // most of what it cost.
-func routingServiceDesired(r Routing, ready bool) DesiredObject {
+func routingServiceDesired(r Routing) DesiredObject {
 	e := routingEntryOf(r)
 	if e.st == nil {
-		return DesiredObject{Object: runtime.DeepCopyJSON(e.obj), Ready: ready}
+		return DesiredObject{Object: runtime.DeepCopyJSON(e.obj), Ready: true}
 	}
-	return DesiredObject{Object: e.obj, Ready: ready, Struct: e.st.Struct()}
+	return DesiredObject{Object: e.obj, Ready: true, Struct: e.st.Struct()}
 }
 
 // lru is a least-recently-used map bounded by entries and, when maxWeight

@@ -175,8 +175,8 @@ func TestRoutingServiceDesiredIsShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := routingServiceDesired(Routing{Engine: "memo-desired", Namespace: "firebolt", Gen: 1}, true)
-	b := routingServiceDesired(Routing{Engine: "memo-desired", Namespace: "firebolt", Gen: 1}, false)
+	a := routingServiceDesired(Routing{Engine: "memo-desired", Namespace: "firebolt", Gen: 1})
+	b := routingServiceDesired(Routing{Engine: "memo-desired", Namespace: "firebolt", Gen: 1})
 	if a.Struct != b.Struct {
 		t.Error("two responses carry two copies of the routing Service, want one shared")
 	}
@@ -186,8 +186,8 @@ func TestRoutingServiceDesiredIsShared(t *testing.T) {
 	if diff := cmp.Diff(want, b.Object); diff != "" {
 		t.Errorf("object, -want, +got:\n%s", diff)
 	}
-	if !a.Ready || b.Ready {
-		t.Errorf("readiness: want true then false, got %t then %t", a.Ready, b.Ready)
+	if !a.Ready || !b.Ready {
+		t.Errorf("readiness: a Service is ready once applied, got %t and %t", a.Ready, b.Ready)
 	}
 	// The edited entry is dropped afterwards: it would fail the check of
 	// every memo entry after the tests (TestMain).
@@ -198,7 +198,7 @@ func TestRoutingServiceDesiredIsShared(t *testing.T) {
 			t.Errorf("an edit of a response's routing Service: recovered %v, want the shared-object panic", r)
 		}
 	}()
-	routingServiceDesired(Routing{Engine: "memo-desired", Namespace: "firebolt", Gen: 1}, false)
+	routingServiceDesired(Routing{Engine: "memo-desired", Namespace: "firebolt", Gen: 1})
 }
 
 // TestRenderMemoBoundsItsBytes: the render memo keeps a copy of every

@@ -221,13 +221,22 @@ func (m *machine) step() {
 }
 
 // initialize is the first call, as the original's: phase creating, no
-// active generation, the current generation (0) still to be rendered.
+// active generation. When everything a rendering needs is there, the
+// current generation (0) is recorded in this same status write, as
+// creating would record it on the next call: the objects still follow on
+// the call after the record, and each call saved is a round of
+// Crossplane's writes (issue 31). Crossplane calls the function a second
+// time within a reconcile once it has fetched what the first call asked
+// for, and keeps the last answer, so a first reconcile records.
 func (m *machine) initialize() {
 	m.next.Phase = v1alpha1.EnginePhaseCreating
 	m.next.ActiveGeneration = -1
 	m.next.DrainingGeneration = nil
 	m.event("NewGeneration", fmt.Sprintf("Creating generation %d", m.next.CurrentGeneration))
 	m.ttl = ttlProgress
+	if n := m.next.CurrentGeneration; m.canRender() && !m.generationExists(n) {
+		m.recorded[n] = m.render(n)
+	}
 }
 
 // stable handles stable and stopped: re-apply the active generation exactly

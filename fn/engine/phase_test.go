@@ -83,10 +83,12 @@ func TestComputeTransitions(t *testing.T) {
 		sig  Signals
 		want summary
 	}{
-		"FirstReconcileInitialises": {
+		"FirstReconcileInitialisesAndRecords": {
 			in: func(t *testing.T) Inputs { return testInputs(t, "", 0, 0) },
+			// Initialised and the first generation recorded in one status
+			// write; its objects follow on the next call.
 			want: summary{
-				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 2,
+				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 2, Renderings: []int{0},
 				Resources: map[resource.Name]bool{}, Route: -1,
 				EngineReady: "False/Initializing", InstanceReady: "True/InstanceReady",
 				Events: []string{"NewGeneration"}, TTL: time.Second,
@@ -122,7 +124,7 @@ func TestComputeTransitions(t *testing.T) {
 			// The routing Service follows once the StatefulSet exists.
 			want: summary{
 				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 2, Renderings: []int{0},
-				Resources: gen(0, false, false), Route: -1,
+				Resources: gen(0, false, true), Route: -1,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 30 * time.Second,
 			},
 		},
@@ -134,7 +136,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			want: summary{
 				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 2, Renderings: []int{0},
-				Resources: merge(gen(0, false, true), route(false)), Route: 0,
+				Resources: merge(gen(0, false, true), route(true)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 30 * time.Second,
 			},
 		},
@@ -146,7 +148,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			want: summary{
 				Phase: "switching", Current: 0, Active: -1, ObservedGeneration: 2, Renderings: []int{0},
-				Resources: merge(gen(0, true, true), route(false)), Route: 0,
+				Resources: merge(gen(0, true, true), route(true)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: time.Second,
 			},
 		},
@@ -214,7 +216,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			want: summary{
 				Phase: "creating", Current: 2, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 2},
-				Resources: merge(gen(0, true, true), gen(2, false, false), route(true)), Route: 0,
+				Resources: merge(gen(0, true, true), gen(2, false, true), route(true)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 30 * time.Second,
 			},
 		},
@@ -243,7 +245,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			want: summary{
 				Phase: "creating", Current: 0, Active: -1, ObservedGeneration: 2,
-				Resources: map[resource.Name]bool{}, Route: -1,
+				Resources: binding("big", true), Route: -1,
 				EngineReady: "False/FireboltEngineClassNotFound", InstanceReady: "True/InstanceReady", TTL: 30 * time.Second,
 			},
 		},
@@ -357,7 +359,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			want: summary{
 				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
-				Resources: merge(gen(0, true, true), route(true), usage("big", false)), Route: 0,
+				Resources: merge(gen(0, true, true), route(true), binding("big", true)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"NewGeneration"}, TTL: time.Second,
 			},
@@ -371,7 +373,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			want: summary{
 				Phase: "creating", Current: 1, Active: 0, ObservedGeneration: 2, Renderings: []int{0, 1},
-				Resources: merge(gen(0, true, true), route(true), usage("big", false)), Route: 0,
+				Resources: merge(gen(0, true, true), route(true), binding("big", true)), Route: 0,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"NewGeneration"}, TTL: time.Second,
 			},
@@ -438,7 +440,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			want: summary{
 				Phase: "stable", Current: 0, Active: 0, ObservedGeneration: 3, Renderings: []int{0},
-				Resources: merge(gen(0, true, true), map[resource.Name]bool{"g0-config": false}, route(true)), Route: 0,
+				Resources: merge(gen(0, true, true), route(true)), Route: 0,
 				EngineReady: "True/EngineReady", InstanceReady: "True/InstanceReady", Ready: true, TTL: stableTTL,
 			},
 		},
@@ -646,7 +648,7 @@ func TestComputeTransitions(t *testing.T) {
 			},
 			want: summary{
 				Phase: "cleaning", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 2, Renderings: []int{0, 1},
-				Resources: merge(gen(0, true, true), gen(1, true, true), route(true), usage("dev", false)), Route: 1,
+				Resources: merge(gen(0, true, true), gen(1, true, true), route(true), binding("dev", true)), Route: 1,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady",
 				Events: []string{"Drained"}, TTL: time.Second,
 			},
@@ -668,7 +670,7 @@ func TestComputeTransitions(t *testing.T) {
 			sig: Signals{Drain: &scrape.Verdict{Message: "busy"}},
 			want: summary{
 				Phase: "draining", Current: 1, Active: 1, Draining: intp(0), ObservedGeneration: 2, Renderings: []int{0, 1},
-				Resources: merge(gen(0, true, true), gen(1, true, true), route(true), usage("dev", false)), Route: 1,
+				Resources: merge(gen(0, true, true), gen(1, true, true), route(true), binding("dev", true)), Route: 1,
 				EngineReady: "False/Rolling", InstanceReady: "True/InstanceReady", TTL: 17 * time.Second,
 			},
 		},

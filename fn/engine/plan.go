@@ -110,9 +110,9 @@ func (m *machine) plan(now time.Time) Plan {
 			}
 			switch {
 			case hasRec:
-				p.Resources[name] = rec.desired(structs, s, m.objectReady(gen, s, obs))
+				p.Resources[name] = rec.desired(structs, s, m.objectReady(gen, s))
 			case obs != nil:
-				p.Resources[name] = DesiredObject{Object: composite.Unchanged(obs.UnstructuredContent()), Ready: m.objectReady(gen, s, obs)}
+				p.Resources[name] = DesiredObject{Object: composite.Unchanged(obs.UnstructuredContent()), Ready: m.objectReady(gen, s)}
 				unrecorded = true
 			}
 		}
@@ -132,8 +132,8 @@ func (m *machine) plan(now time.Time) Plan {
 	m.next.ObservedAuthHash = m.observedAuthHash()
 	m.recordServingTLS()
 	m.emitRouting(&p)
-	if name, u, ok := classUsage(m.in); ok {
-		p.Resources[name] = u
+	if name, b, ok := classBinding(m.in); ok {
+		p.Resources[name] = b
 	}
 
 	m.next.Renderings = statusRenderings(keep)
@@ -176,7 +176,7 @@ func (m *machine) emitRouting(p *Plan) {
 		if keep {
 			p.Resources[RoutingServiceKey] = DesiredObject{Object: keptRoutingService(obs.UnstructuredContent(), r), Ready: true}
 		} else {
-			p.Resources[RoutingServiceKey] = routingServiceDesired(r, obs != nil)
+			p.Resources[RoutingServiceKey] = routingServiceDesired(r)
 		}
 	}
 }
@@ -246,11 +246,16 @@ func valueOf[T any](p *T) T {
 	return *p
 }
 
-func (m *machine) objectReady(gen int, suffix string, obs *ObservedObject) bool {
+func (m *machine) objectReady(gen int, suffix string) bool {
 	if suffix == suffixStatefulSet {
 		return m.pods(gen).Ready
 	}
-	return obs != nil
+	// A ConfigMap or a Service is ready once Crossplane has applied it,
+	// which it does in the call that returns it. Reported not ready until
+	// observed, each would cost an event ("Composed resource ... is not yet
+	// ready") in the call that creates it, and change nothing else: the
+	// composite's readiness is the function's own (Plan.Ready).
+	return true
 }
 
 func (m *machine) readyFacts() readyFacts {
@@ -366,7 +371,7 @@ func requirements(in Inputs) map[string]Requirement {
 		r[claimgen.Requirement] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltEngineKind, Name: in.Engine, Namespace: in.Namespace}
 	}
 	if in.Spec.InstanceRef != "" {
-		r[RequirementInstanceState] = Requirement{APIVersion: "v1", Kind: "ConfigMap", Name: instancestate.ConfigMapName(in.Spec.InstanceRef), Namespace: in.Namespace}
+		r[RequirementInstanceState] = Requirement{APIVersion: "v1", Kind: kindConfigMap, Name: instancestate.ConfigMapName(in.Spec.InstanceRef), Namespace: in.Namespace}
 		if in.Instance.StateResolved && !in.Instance.Published {
 			r[RequirementInstance] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltInstanceKind, Name: in.Spec.InstanceRef, Namespace: in.Namespace}
 		}
@@ -383,7 +388,7 @@ func requirements(in Inputs) map[string]Requirement {
 		r[RequirementAnalysisSecret] = Requirement{APIVersion: "v1", Kind: "Secret", Name: a.Query.SecretRef, Namespace: in.Namespace}
 	}
 	if in.Class.Name != "" {
-		r[RequirementClassSpec] = Requirement{APIVersion: "v1", Kind: "ConfigMap", Name: contract.ClassSpecConfigMap(in.Class.Name), Namespace: in.Namespace}
+		r[RequirementClassSpec] = Requirement{APIVersion: "v1", Kind: kindConfigMap, Name: contract.ClassSpecConfigMap(in.Class.Name), Namespace: in.Namespace}
 		if in.Class.SpecResolved && !in.Class.Published {
 			r[RequirementClass] = Requirement{APIVersion: apiVersion, Kind: v1alpha1.FireboltEngineClassKind, Name: in.Class.Name, Namespace: in.Namespace}
 		}

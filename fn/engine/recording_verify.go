@@ -34,7 +34,7 @@ func generationIdentity(engine, namespace string, gen int, suffix string) identi
 	id := identity{Namespace: namespace, Labels: generationLabels(engine, gen)}
 	switch suffix {
 	case suffixConfig:
-		id.APIVersion, id.Kind, id.Name = "v1", "ConfigMap", configMapName(engine, gen)
+		id.APIVersion, id.Kind, id.Name = "v1", kindConfigMap, configMapName(engine, gen)
 	case suffixHeadless:
 		id.APIVersion, id.Kind, id.Name = "v1", "Service", headlessName(engine, gen)
 	case suffixStatefulSet:

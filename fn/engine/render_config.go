@@ -143,7 +143,7 @@ func renderConfigMap(r renderInput) *corev1.ConfigMap {
 		panic("engine: cannot encode config.yaml: " + err.Error())
 	}
 	return &corev1.ConfigMap{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: kindConfigMap},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      configMapName(r.Engine, r.Gen),
 			Namespace: r.Namespace,

@@ -449,9 +449,8 @@ func TestTLSFixedSequences(t *testing.T) {
 				return s
 			},
 			steps: []gateStep{
-				{name: "initialized", want: gateView{Phase: "creating", Current: 0, Active: -1, Ready: "Initializing: Engine is initializing", Routing: -1, Next: -1,
+				{name: "initialized and recorded", want: gateView{Phase: "creating", Current: 0, Active: -1, Ready: "Initializing: Engine is initializing", Routing: -1, Next: -1,
 					Events: []string{"NewGeneration: Creating generation 0"}}},
-				{name: "recorded", want: gateView{Phase: "creating", Current: 0, Active: -1, Ready: rolling(0), Routing: -1, Next: -1}},
 				{name: "its objects and Certificate", want: gateView{Phase: "creating", Current: 0, Active: -1, Ready: rolling(0), Routing: -1, Next: -1,
 					Certificates: certs(0)}},
 				{name: "trusted: the routing Service selects it, its pods not ready", want: gateView{Phase: "creating", Current: 0, Active: -1, Ready: rolling(0),

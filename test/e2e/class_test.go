@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	fnclass "github.com/firebolt-db/firebolt-crossplane/fn/class"
 	"github.com/firebolt-db/firebolt-crossplane/fn/contract"
 	"github.com/firebolt-db/firebolt-crossplane/fn/engine"
 	"github.com/firebolt-db/firebolt-crossplane/test/e2e/harness"
@@ -54,40 +55,45 @@ func TestClassEditRollsBoundEngines(t *testing.T) {
 		}
 	}
 
-	// Each engine's Usage names only itself and the class, so a bind
-	// rewrites no other engine's Usage; the class publishes its spec in a
+	// Each engine binds to the class by a ConfigMap naming only itself and
+	// the class, so a bind rewrites no other engine's; the class, having
+	// engines, holds one Usage of its claim; it publishes its spec in a
 	// ConfigMap, which the engines read instead of the class claim.
 	for _, e := range engines {
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion(engine.UsageAPIVersion)
-		u.SetKind(engine.UsageKind)
-		u.SetNamespace(s.ns)
-		u.SetName(engine.UsageName(e.GetName(), "standard"))
-		got, err := s.get(u)
-		if err != nil || got == nil {
-			t.Fatalf("Usage of engine %s: %v, %v", e.GetName(), got, err)
+		b, err := cp.Kube.CoreV1().ConfigMaps(s.ns).Get(s.ctx, engine.BindingName(e.GetName(), "standard"), metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("binding of engine %s: %v", e.GetName(), err)
 		}
-		if r, _, _ := unstructured.NestedString(got.Object, "spec", "reason"); r != engine.UsageReason(e.GetName(), "standard") {
-			t.Errorf("Usage of engine %s: reason %q, want %q", e.GetName(), r, engine.UsageReason(e.GetName(), "standard"))
+		if got := b.Labels[contract.LabelEngineClassBinding]; got != "standard" || b.Labels[contract.LabelEngine] != e.GetName() {
+			t.Errorf("binding of engine %s: labels %v, want %s=standard and %s=%s", e.GetName(), b.Labels, contract.LabelEngineClassBinding, contract.LabelEngine, e.GetName())
 		}
+	}
+	usage := &unstructured.Unstructured{}
+	usage.SetAPIVersion(contract.UsageAPIVersion)
+	usage.SetKind(contract.UsageKind)
+	usage.SetNamespace(s.ns)
+	usage.SetName(fnclass.InUseName("standard"))
+	if got, err := s.get(usage); err != nil || got == nil {
+		t.Fatalf("the class's Usage of its claim: %v, %v", got, err)
+	} else if r, _, _ := unstructured.NestedString(got.Object, "spec", "reason"); r != fnclass.InUseReason("standard") {
+		t.Errorf("the class's Usage: reason %q, want %q", r, fnclass.InUseReason("standard"))
 	}
 	if _, err := cp.Kube.CoreV1().ConfigMaps(s.ns).Get(s.ctx, contract.ClassSpecConfigMap("standard"), metav1.GetOptions{}); err != nil {
 		t.Errorf("the class's spec ConfigMap: %v", err)
 	}
 
-	// In use: refused, counting both engines' Usages and quoting one, whose
-	// reason points at the class's list. The refusal comes from Crossplane's
-	// Usage webhook; while another scenario restarts Crossplane the webhook
-	// call itself may fail, which refuses too, so wait for the Usage's own
-	// answer.
-	s.wait(rolloutTimeout, "deleting the class in use to be refused by its 2 Usages", func(ctx context.Context) (bool, string, error) {
+	// In use: refused by the class's one Usage, whose reason points at the
+	// class's list. The refusal comes from Crossplane's Usage webhook; while
+	// another scenario restarts Crossplane the webhook call itself may fail,
+	// which refuses too, so wait for the Usage's own answer.
+	s.wait(rolloutTimeout, "deleting the class in use to be refused by its Usage", func(ctx context.Context) (bool, string, error) {
 		err := cp.Delete(ctx, class)
 		if err == nil {
 			return false, "", fmt.Errorf("deleting class standard while engines use it was accepted")
 		}
 		msg := err.Error()
 		plain := strings.ReplaceAll(msg, `\`, "")
-		return strings.Contains(msg, "in-use by 2 usage(s)") && strings.Contains(plain, `uses FireboltEngineClass "standard"`) &&
+		return strings.Contains(msg, "in-use by 1 usage(s)") && strings.Contains(plain, `FireboltEngineClass "standard" has engines bound to it`) &&
 			strings.Contains(plain, "status.boundEngineNames"), msg, nil
 	})
 	if u, err := s.get(class); err != nil || u == nil || u.GetDeletionTimestamp() != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -110,15 +111,23 @@ func query(uri string) url.Values {
 }
 
 // agent is the program of a user agent: "crossplane/v2.4.0 (linux/amd64)
-// kubernetes/$Format" is "crossplane".
+// kubernetes/$Format" is "crossplane". client-go names a program by its
+// binary, and the pinned tools' binaries carry their version and a hash
+// ("crossplane-core-v2.4.0-f893fb202a34"), which is cut off.
 func agent(ua string) string {
 	name, _, _ := strings.Cut(ua, " ")
 	name, _, _ = strings.Cut(name, "/")
+	if m := versionSuffix.FindStringIndex(name); m != nil {
+		name = name[:m[0]]
+	}
 	if name == "" {
 		return "(none)"
 	}
 	return name
 }
+
+// versionSuffix is a tool binary's "-v<version>-<hash>" ending.
+var versionSuffix = regexp.MustCompile(`-v[0-9][0-9A-Za-z.+-]*-[0-9a-f]{12}$`)
 
 // manager is the request's field manager without what varies per object:
 // Crossplane's composed-resource managers end in the composite's UID.

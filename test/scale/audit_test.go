@@ -23,7 +23,7 @@ func TestParseAudit(t *testing.T) {
 		}
 		return string(b)
 	}
-	xp := "crossplane/v2.4.0 (linux/amd64) kubernetes/$Format"
+	xp := "crossplane-core-v2.4.0-f893fb202a34/v0.0.0 (linux/amd64) kubernetes/$Format"
 	sts := auditv1.ObjectReference{Resource: "statefulsets", APIGroup: "apps", Name: "e-g0"}
 	claimStatus := auditv1.ObjectReference{Resource: "fireboltengines", APIGroup: "compute.firebolt.io", Subresource: "status"}
 	log := strings.Join([]string{
@@ -44,11 +44,11 @@ func TestParseAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	composed := Writer{Agent: "crossplane", Manager: "apiextensions.crossplane.io/composed/…"}
+	composed := Writer{Agent: "crossplane-core", Manager: "apiextensions.crossplane.io/composed/…"}
 	want := AuditWrites{
-		{Writer: composed, Key: Key{Group: "apps", Resource: "statefulsets", Verb: "APPLY"}}:                                                           2,
-		{Writer: Writer{Agent: "crossplane"}, Key: Key{Group: "compute.firebolt.io", Resource: "fireboltengines", Subresource: "status", Verb: "PUT"}}: 1,
-		{Writer: Writer{Agent: "kubectl"}, Key: Key{Group: "apps", Resource: "statefulsets", Verb: "PATCH"}}:                                           1,
+		{Writer: composed, Key: Key{Group: "apps", Resource: "statefulsets", Verb: "APPLY"}}:                                                                2,
+		{Writer: Writer{Agent: "crossplane-core"}, Key: Key{Group: "compute.firebolt.io", Resource: "fireboltengines", Subresource: "status", Verb: "PUT"}}: 1,
+		{Writer: Writer{Agent: "kubectl"}, Key: Key{Group: "apps", Resource: "statefulsets", Verb: "PATCH"}}:                                                1,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ParseAudit(): -want +got:\n%s", diff)
@@ -59,9 +59,9 @@ func TestParseAudit(t *testing.T) {
 
 	md := AuditMarkdown([]string{"create"}, []AuditWrites{got}, 2, 2)
 	for _, line := range []string{
-		"| crossplane (apiextensions.crossplane.io/composed/…) | 1.0 |",
+		"| crossplane-core (apiextensions.crossplane.io/composed/…) | 1.0 |",
 		"| all | 2.0 |",
-		"| crossplane (apiextensions.crossplane.io/composed/…) | statefulsets.apps | APPLY | 1.0 |",
+		"| crossplane-core (apiextensions.crossplane.io/composed/…) | statefulsets.apps | APPLY | 1.0 |",
 		"| the other 1 rows | | | 0.5 |",
 	} {
 		if !strings.Contains(md, line+"\n") {

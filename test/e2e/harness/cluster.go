@@ -66,6 +66,8 @@ type Cluster struct {
 	wrap func(http.RoundTripper) http.RoundTripper
 	// auditLog, when set, is where kube-apiserver logs every write.
 	auditLog string
+	// crossplaneFlags are added to Crossplane's command line.
+	crossplaneFlags []string
 
 	// beforePackages runs beside the stack's start once the control plane
 	// and its pods run, and must end before the Configuration is
@@ -90,6 +92,13 @@ func WithTransport(wrap func(http.RoundTripper) http.RoundTripper) Option {
 // that measure time leave it off.
 func WithAuditLog(path string) Option {
 	return func(c *Cluster) { c.auditLog = path }
+}
+
+// WithCrossplaneFlags adds flags to Crossplane's command line (`make
+// scale` measures what a platform operator's settings change); without it
+// Crossplane runs on its defaults.
+func WithCrossplaneFlags(flags ...string) Option {
+	return func(c *Cluster) { c.crossplaneFlags = append(c.crossplaneFlags, flags...) }
 }
 
 // BeforePackages runs hook while cert-manager, Crossplane and the function

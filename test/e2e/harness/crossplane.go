@@ -144,15 +144,13 @@ func (c *Cluster) startCrossplane(ctx context.Context) error {
 	return c.WaitCrossplaneReady(ctx)
 }
 
-// CrossplanePollInterval is Crossplane's --poll-interval, as the README
-// advises platform operators to set it. With realtime compositions (on by
-// default in v2.4) composites are not polled at all; the flag then paces
-// only the Usage controller, which on every pass GETs the used object (an
-// engine's FireboltEngineClass claim) and PUTs it back unchanged
-// (internal/controller/protection/usage/reconciler.go). Its 1m default
-// costs every engine two API requests a minute for nothing. Circuit
-// breaker flags stay at their defaults.
-const CrossplanePollInterval = "30m"
+// Crossplane runs on its default flags, as the product must work on them.
+// Its --poll-interval (1m) paces, with realtime compositions, only its
+// Usage controller, which on every pass GETs the used object and PUTs it
+// back unchanged (internal/controller/protection/usage/reconciler.go): with
+// one Usage per class that has engines (class.InUse) that is two requests a
+// minute per class. The end-to-end tests and `make up` used to set 30m,
+// when every engine composed a Usage of its class.
 
 func (c *Cluster) startCrossplaneProcess(kubeconfig, serverDir string) error {
 	env := append(c.crossplaneEnv(kubeconfig),
@@ -165,7 +163,7 @@ func (c *Cluster) startCrossplaneProcess(kubeconfig, serverDir string) error {
 		"HEALTH_PROBE_PORT=8081",
 	)
 	env = append(env, collector("1GiB")...)
-	err := c.procs.start("crossplane", c.Tools.CrossplaneCore, []string{"core", "start", flagDebug, "--poll-interval=" + CrossplanePollInterval}, env...)
+	err := c.procs.start("crossplane", c.Tools.CrossplaneCore, append([]string{"core", "start", flagDebug}, c.crossplaneFlags...), env...)
 	return err
 }
 

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -45,6 +46,12 @@ type config struct {
 	keep          bool
 	// audit logs the API server's writes and reports them by writer.
 	audit bool
+	// crossplaneFlags are added to Crossplane's command line.
+	crossplaneFlags stringList
+	// profile, when set, is where a CPU profile of kube-apiserver over
+	// profileFor from the create's start is written.
+	profile    string
+	profileFor time.Duration
 	// auth gives the instance spec.auth and adds the signing-key rotation
 	// phase, bounded by rotationTimeout.
 	auth            bool
@@ -71,6 +78,9 @@ func main() {
 	flag.StringVar(&cfg.out, "out", "", "also write the markdown report to this file")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the work directory (logs, etcd data) of a run that succeeded")
 	flag.BoolVar(&cfg.audit, "audit", false, "log kube-apiserver's writes (audit log, Metadata level) and add the writes per engine by writer to the report; logging costs the API server CPU, so time figures of such a run are not comparable")
+	flag.StringVar(&cfg.profile, "profile", "", "write a CPU profile of kube-apiserver over the first -profile-for of the create to this file (go tool pprof)")
+	flag.DurationVar(&cfg.profileFor, "profile-for", 60*time.Second, "how long -profile profiles")
+	flag.Var(&cfg.crossplaneFlags, "crossplane-flag", "add a flag to Crossplane's command line, e.g. -crossplane-flag=--enable-realtime-compositions=false (repeatable; default: none, Crossplane's defaults)")
 	flag.BoolVar(&cfg.auth, "auth", false, "give the instance spec.auth (cert-manager signing keys) and, after the idle time, measure a signing-key rotation")
 	flag.DurationVar(&cfg.rotationTimeout, "rotation-timeout", 0, "bound on the signing-key rotation until every engine is stable on the last key set (default 4m + 10s per engine)")
 	flag.Parse()
@@ -141,4 +151,14 @@ func inside(cfg config) int {
 		return 1
 	}
 	return 0
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, " ") }
+
+func (l *stringList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
 }

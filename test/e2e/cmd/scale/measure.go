@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,8 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 
 	"github.com/crossplane/function-sdk-go/errors"
 
@@ -85,6 +88,9 @@ func measure(ctx context.Context, cfg config, work string) error {
 	if cfg.audit {
 		opts = append(opts, harness.WithAuditLog(audit))
 	}
+	if len(cfg.crossplaneFlags) > 0 {
+		opts = append(opts, harness.WithCrossplaneFlags(cfg.crossplaneFlags...))
+	}
 	c, err := harness.Start(sctx, tools, filepath.Join(work, "stack"), os.Stderr, opts...)
 	if err != nil {
 		return err
@@ -121,12 +127,58 @@ func measure(ctx context.Context, cfg config, work string) error {
 	return errors.Wrapf(err, "(logs of every process in %s)", filepath.Join(work, "stack", "logs"))
 }
 
+// profileAPIServer takes a CPU profile of kube-apiserver (its
+// /debug/pprof, on by default) over cfg.profileFor from now, the start of
+// the create, into cfg.profile, in the background. The channel closes when
+// it is done; nothing is profiled without -profile.
+func (m *meter) profileAPIServer(ctx context.Context) <-chan struct{} {
+	done := make(chan struct{})
+	if m.cfg.profile == "" {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		// The harness's clients time out in 30 s; this one waits as long
+		// as the profile takes, and no longer.
+		cfg := rest.CopyConfig(m.c.Admin)
+		cfg.Timeout = m.cfg.profileFor + 30*time.Second
+		client, err := rest.UnversionedRESTClientFor(withoutGroup(cfg))
+		if err != nil {
+			m.logf("cannot profile kube-apiserver: %v", err)
+			return
+		}
+		pctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+		defer cancel()
+		b, err := client.Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", strconv.Itoa(int(m.cfg.profileFor.Seconds()))).DoRaw(pctx)
+		if err == nil {
+			err = os.WriteFile(m.cfg.profile, b, 0o644)
+		}
+		if err != nil {
+			m.logf("cannot profile kube-apiserver: %v", err)
+			return
+		}
+		m.logf("kube-apiserver's CPU profile of the create's first %s in %s", m.cfg.profileFor, m.cfg.profile)
+	}()
+	return done
+}
+
+// withoutGroup readies cfg for a REST client of paths outside any API
+// group, as discovery's is.
+func withoutGroup(cfg *rest.Config) *rest.Config {
+	cfg.APIPath = ""
+	cfg.GroupVersion = nil
+	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	return cfg
+}
+
 // auditReport is the writes of each phase by writer, from the audit log.
 func auditReport(path string, rep *scale.Report) (string, error) {
 	names := make([]string, 0, len(rep.Phases))
 	writes := make([]scale.AuditWrites, 0, len(rep.Phases))
 	for _, p := range rep.Phases {
-		f, err := os.Open(path) //nolint:gosec // the harness's own work directory
+		f, err := os.Open(path)
 		if err != nil {
 			return "", errors.Wrap(err, "cannot open the audit log")
 		}
@@ -149,6 +201,9 @@ func command(cfg config) string {
 	}
 	if cfg.audit {
 		flags = append(flags, "-audit")
+	}
+	for _, f := range cfg.crossplaneFlags {
+		flags = append(flags, "-crossplane-flag="+f)
 	}
 	if len(flags) == 0 {
 		return fmt.Sprintf("make scale N=%d", cfg.engines)
@@ -316,6 +371,8 @@ func (m *meter) run(ctx context.Context) (*scale.Report, error) {
 		return rep, err
 	}
 	m.logf("creating %d engines", m.cfg.engines)
+	profiled := m.profileAPIServer(ctx)
+	defer func() { <-profiled }()
 	if err := m.createEngines(ctx); err != nil {
 		return rep, err
 	}
