@@ -30,10 +30,6 @@ import (
 // engine names has its own resource name and object name, so switching
 // classes deletes the old binding rather than re-pointing it.
 
-// kindConfigMap is the kind of the ConfigMaps an engine composes and
-// requires.
-const kindConfigMap = "ConfigMap"
-
 // bindingResourcePrefix starts the composition resource name of an engine's
 // binding to a class.
 const bindingResourcePrefix = "engineclass-binding-"

@@ -17,6 +17,10 @@ const (
 	LabelGeneration = "firebolt.io/generation"
 )
 
+// kindConfigMap is the kind of the ConfigMaps an engine composes and
+// requires.
+const kindConfigMap = "ConfigMap"
+
 // Annotations on a generation's StatefulSet, as the original stamped them.
 const (
 	AnnotationMetadataOverride = "firebolt.io/metadata-override"

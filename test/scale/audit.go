@@ -164,16 +164,18 @@ func AuditMarkdown(phases []string, writes []AuditWrites, engines, top int) stri
 	b.WriteString("API writes per engine by writer (kube-apiserver's audit log):\n\n")
 	header(&b, []string{"writer"}, phases)
 	per := func(n int) string { return fmt.Sprintf("%.1f", float64(n)/float64(max(engines, 1))) }
+	byWriter := make([]map[Writer]int, len(writes))
 	writers := map[Writer]int{}
-	for _, w := range writes {
-		for k, v := range w.ByWriter() {
+	for i, w := range writes {
+		byWriter[i] = w.ByWriter()
+		for k, v := range byWriter[i] {
 			writers[k] += v
 		}
 	}
 	for _, w := range sortedBy(writers, func(w Writer) string { return w.String() }) {
 		fmt.Fprintf(&b, "| %s |", w)
-		for _, ph := range writes {
-			fmt.Fprintf(&b, " %s |", per(ph.ByWriter()[w]))
+		for _, ph := range byWriter {
+			fmt.Fprintf(&b, " %s |", per(ph[w]))
 		}
 		b.WriteString("\n")
 	}

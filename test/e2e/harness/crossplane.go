@@ -144,14 +144,14 @@ func (c *Cluster) startCrossplane(ctx context.Context) error {
 	return c.WaitCrossplaneReady(ctx)
 }
 
-// Crossplane runs on its default flags, as the product must work on them.
-// Its --poll-interval (1m) paces, with realtime compositions, only its
-// Usage controller, which on every pass GETs the used object and PUTs it
-// back unchanged (internal/controller/protection/usage/reconciler.go): with
-// one Usage per class that has engines (class.InUse) that is two requests a
+// startCrossplaneProcess starts Crossplane on its default flags, as the
+// product must work on them, plus any WithCrossplaneFlags adds. Its
+// --poll-interval (1m) paces, with realtime compositions, only its Usage
+// controller, which on every pass GETs the used object and PUTs it back
+// unchanged (internal/controller/protection/usage/reconciler.go): with one
+// Usage per class that has engines (class.InUse) that is two requests a
 // minute per class. The end-to-end tests and `make up` used to set 30m,
 // when every engine composed a Usage of its class.
-
 func (c *Cluster) startCrossplaneProcess(kubeconfig, serverDir string) error {
 	env := append(c.crossplaneEnv(kubeconfig),
 		"PACKAGE_RUNTIME=External",

@@ -21,7 +21,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -143,14 +143,14 @@ func (m *meter) profileAPIServer(ctx context.Context) <-chan struct{} {
 		// as the profile takes, and no longer.
 		cfg := rest.CopyConfig(m.c.Admin)
 		cfg.Timeout = m.cfg.profileFor + 30*time.Second
-		client, err := rest.UnversionedRESTClientFor(withoutGroup(cfg))
+		kube, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			m.logf("cannot profile kube-apiserver: %v", err)
 			return
 		}
 		pctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 		defer cancel()
-		b, err := client.Get().AbsPath("/debug/pprof/profile").
+		b, err := kube.Discovery().RESTClient().Get().AbsPath("/debug/pprof/profile").
 			Param("seconds", strconv.Itoa(int(m.cfg.profileFor.Seconds()))).DoRaw(pctx)
 		if err == nil {
 			err = os.WriteFile(m.cfg.profile, b, 0o644)
@@ -162,15 +162,6 @@ func (m *meter) profileAPIServer(ctx context.Context) <-chan struct{} {
 		m.logf("kube-apiserver's CPU profile of the create's first %s in %s", m.cfg.profileFor, m.cfg.profile)
 	}()
 	return done
-}
-
-// withoutGroup readies cfg for a REST client of paths outside any API
-// group, as discovery's is.
-func withoutGroup(cfg *rest.Config) *rest.Config {
-	cfg.APIPath = ""
-	cfg.GroupVersion = nil
-	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
-	return cfg
 }
 
 // auditReport is the writes of each phase by writer, from the audit log.
